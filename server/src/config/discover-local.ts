@@ -1,0 +1,73 @@
+import type { Environment } from './paths.ts';
+import type { ResolvedProfile } from './load-config.ts';
+
+/** The usual ports of local OpenAI-compatible servers, in the order they are preferred. */
+export const LOCAL_SERVERS: ReadonlyArray<{ name: string; baseUrl: string }> = [
+  { name: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1' },
+  { name: 'LM Studio', baseUrl: 'http://127.0.0.1:1234/v1' },
+  { name: 'llama.cpp', baseUrl: 'http://127.0.0.1:8080/v1' },
+  { name: 'vLLM', baseUrl: 'http://127.0.0.1:8000/v1' },
+  { name: 'LiteLLM', baseUrl: 'http://127.0.0.1:4000/v1' },
+];
+
+export const DISCOVERED_PROFILE_NAME = 'local';
+const PROBE_TIMEOUT_MS = 800;
+
+export interface DiscoveredServer {
+  name: string;
+  baseUrl: string;
+  models: string[];
+}
+
+/**
+ * Probes the usual local ports at once and returns the first (in preference order) that
+ * serves at least one model. Tests point it elsewhere with `DELEGATE_DISCOVERY_URLS_FOR_TEST`
+ * (comma-separated `name=baseUrl` pairs).
+ */
+export async function discoverLocalServer(env: Environment): Promise<DiscoveredServer | undefined> {
+  const candidates = candidatesFrom(env);
+  const probes = candidates.map(async (candidate) => ({
+    ...candidate,
+    models: await listOpenAiModels(candidate.baseUrl, PROBE_TIMEOUT_MS).catch(() => []),
+  }));
+  const results = await Promise.all(probes);
+  return results.find((result) => result.models.length > 0);
+}
+
+export function discoveredProfile(server: DiscoveredServer): ResolvedProfile {
+  const model = server.models[0] ?? '';
+  return {
+    name: DISCOVERED_PROFILE_NAME,
+    format: 'openai',
+    baseUrl: server.baseUrl,
+    model,
+    local: true,
+    use: `auto-detected ${server.name} at ${server.baseUrl}`,
+    source: 'discovered',
+    origin: `${server.name} found at ${server.baseUrl}, first served model "${model}"`,
+  };
+}
+
+export function describeLocalPorts(): string {
+  return LOCAL_SERVERS.map((server) => `${server.name} ${new URL(server.baseUrl).port}`).join(', ');
+}
+
+async function listOpenAiModels(baseUrl: string, timeoutMs: number): Promise<string[]> {
+  const response = await fetch(`${baseUrl}/models`, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!response.ok) return [];
+  const body = (await response.json()) as { data?: Array<{ id?: unknown }> };
+  return (body.data ?? []).flatMap((entry) => (typeof entry.id === 'string' ? [entry.id] : []));
+}
+
+function candidatesFrom(env: Environment): Array<{ name: string; baseUrl: string }> {
+  const override = env.DELEGATE_DISCOVERY_URLS_FOR_TEST;
+  if (override === undefined) return [...LOCAL_SERVERS];
+  return override
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const [name = '', baseUrl = ''] = pair.split('=');
+      return { name, baseUrl };
+    });
+}

@@ -1,0 +1,34 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** Environment variables every entry point reads; a subset of `process.env`. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The data home shared by every session, project and entry point (server, hooks, monitor,
+ * CLI, status line): `$DELEGATE_HOME`, else `~/.delegate`. It must not depend on variables
+ * only some entry points get, such as `CLAUDE_PLUGIN_DATA`.
+ */
+export function resolveDataHome(env: Environment): string {
+  const fromEnv = env.DELEGATE_HOME?.trim();
+  if (fromEnv) return resolve(fromEnv);
+  return join(env.HOME?.trim() || homedir(), '.delegate');
+}
+
+/** The project a server or hook serves: `$CLAUDE_PROJECT_DIR`, else the working directory. */
+export function resolveProjectDir(env: Environment, cwd: string): string {
+  const fromEnv = env.CLAUDE_PROJECT_DIR?.trim();
+  return resolve(fromEnv || cwd);
+}
+
+export function configPath(dataHome: string): string {
+  return join(dataHome, 'config.json');
+}
+
+export function projectConfigPath(projectDir: string): string {
+  return join(projectDir, '.claude', 'delegate.json');
+}
+
+export function resultsDir(dataHome: string): string {
+  return join(dataHome, 'results');
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+/** Wire formats this version can call. Later engines (CLI workers, Copilot) extend this list. */
+export const PROFILE_FORMATS = ['openai', 'anthropic'] as const;
+export type ProfileFormat = (typeof PROFILE_FORMATS)[number];
+
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const httpUrl = z
+  .string({ error: 'must be a URL string such as "http://127.0.0.1:11434/v1"' })
+  .refine((value) => /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value), {
+    error: 'must be an http(s) URL such as "http://127.0.0.1:11434/v1"',
+  });
+
+/** One named worker. Field names are the contract of `config.json` (camelCase). */
+export const profileSchema = z.strictObject({
+  format: z.enum(PROFILE_FORMATS, {
+    error: `must be one of ${PROFILE_FORMATS.map((f) => `"${f}"`).join(', ')}`,
+  }),
+  baseUrl: httpUrl,
+  model: z.string({ error: 'must be the model name the endpoint serves' }).min(1, {
+    error: 'must be the model name the endpoint serves',
+  }),
+  apiKeyEnv: z
+    .string()
+    .regex(ENV_NAME, { error: 'must be the NAME of an environment variable, not the key itself' })
+    .optional(),
+  use: z.string({ error: 'must be a one-line description of what this worker is for' }).optional(),
+  local: z.boolean({ error: 'must be true or false' }).optional(),
+  headers: z
+    .record(z.string(), z.string(), { error: 'must map header names to strings' })
+    .optional(),
+  maxOutputTokens: z.int({ error: 'must be a whole number of tokens' }).positive().optional(),
+  maxInputKb: z.int({ error: 'must be a whole number of KB' }).positive().optional(),
+});
+export type Profile = z.infer<typeof profileSchema>;
+
+export const configSchema = z.strictObject({
+  $schema: z.string().optional(),
+  defaultProfile: z.string({ error: 'must be the name of a profile' }).optional(),
+  profiles: z
+    .record(
+      z.string().regex(PROFILE_NAME, {
+        error: 'profile names use letters, digits, "-", "_" or "." (at most 64)',
+      }),
+      profileSchema,
+    )
+    .optional(),
+});
+export type ConfigFile = z.infer<typeof configSchema>;

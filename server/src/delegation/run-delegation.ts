@@ -1,0 +1,115 @@
+import { loadConfig, type ResolvedProfile } from '../config/load-config.ts';
+import { endpointFor } from '../config/profile-endpoint.ts';
+import { resolveProfile } from '../config/resolve-profile.ts';
+import { resultsDir } from '../config/paths.ts';
+import { createClient } from '../providers/create-client.ts';
+import { ProviderError, textOf, type GenerateResult } from '../providers/spec.ts';
+import type { EngineContext } from '../engine-context.ts';
+import { UserError } from '../util/user-error.ts';
+import { collectFiles, formatBytes, type CollectedFile } from './collect-files.ts';
+import { placeAnswer, resolveWriteTarget } from './place-answer.ts';
+
+export interface DelegateInput {
+  task: string;
+  files?: readonly string[];
+  profile?: string;
+  writeTo?: string;
+  maxOutputTokens?: number;
+}
+
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
+export const DEFAULT_MAX_INPUT_KB = 2_048;
+
+const SYSTEM_PROMPT = [
+  'You are a worker model. A coding assistant delegated a task to you and sent you the full',
+  'content of the files it concerns. Answer the task directly and concisely. Quote exact lines,',
+  'numbers, names and paths where they matter. If the files do not hold what the task needs,',
+  'say so plainly instead of guessing.',
+].join(' ');
+
+/**
+ * One-shot delegation: files go from disk to the worker, never through the supervisor; the
+ * supervisor gets the answer (or a preview and a path) and one usage line.
+ */
+export async function runDelegation(input: DelegateInput, context: EngineContext): Promise<string> {
+  const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const profile = await resolveProfile(config, input.profile, context.env, context.discover);
+  const endpoint = endpointFor(profile, context.env);
+  const capBytes = (profile.maxInputKb ?? DEFAULT_MAX_INPUT_KB) * 1024;
+  const files = await collectFiles(input.files ?? [], context.projectDir, capBytes);
+  const target =
+    input.writeTo === undefined
+      ? undefined
+      : await resolveWriteTarget(input.writeTo, context.projectDir);
+  const client = createClient(profile.format, endpoint);
+  let result: GenerateResult;
+  try {
+    result = await client.generate({
+      system: SYSTEM_PROMPT,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: buildPrompt(input.task, files) }] },
+      ],
+      maxOutputTokens:
+        input.maxOutputTokens ?? profile.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+    });
+  } catch (error) {
+    if (error instanceof ProviderError) {
+      throw new UserError(
+        `Worker profile "${profile.name}" (${describeProfile(profile)}) failed: ${error.message}`,
+      );
+    }
+    throw error;
+  }
+  const answer = textOf(result.content).trim();
+  if (!answer) throw new UserError(emptyAnswerMessage(profile, result));
+  const shown = await placeAnswer(answer, {
+    ...(target !== undefined ? { target } : {}),
+    resultsDir: resultsDir(context.dataHome),
+    now: context.now(),
+  });
+  return `${shown}\n\n${usageLine(profile, result, files)}`;
+}
+
+export function buildPrompt(task: string, files: readonly CollectedFile[]): string {
+  // Documents first, the question last: long-context models answer better that way.
+  const documents = files.map(
+    (file) => `<file path="${file.display}" bytes="${file.bytes}">\n${file.text}\n</file>`,
+  );
+  return [...documents, `<task>\n${task}\n</task>`].join('\n\n');
+}
+
+function usageLine(
+  profile: ResolvedProfile,
+  result: GenerateResult,
+  files: readonly CollectedFile[],
+): string {
+  const model =
+    result.modelAnswered === profile.model
+      ? profile.model
+      : `${profile.model} (answered by ${result.modelAnswered})`;
+  const { usage } = result;
+  const sent = files.reduce((sum, file) => sum + file.bytes, 0);
+  const parts = [
+    `profile ${profile.name}`,
+    `model ${model}`,
+    `${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out tokens`,
+    `${(result.latencyMs / 1000).toFixed(1)} s`,
+    `sent ${formatBytes(sent)} from ${files.length} file${files.length === 1 ? '' : 's'}`,
+  ];
+  const discovered =
+    profile.source === 'discovered' ? ` (${profile.origin}; add a profile to pin it)` : '';
+  return `[delegate: ${parts.join(' · ')}]${discovered}`;
+}
+
+function emptyAnswerMessage(profile: ResolvedProfile, result: GenerateResult): string {
+  const thought = result.content.some((block) => block.type === 'thinking');
+  const why =
+    result.stopReason === 'max_tokens'
+      ? `it stopped at the output limit${thought ? ' while still reasoning' : ''}; raise max_output_tokens`
+      : `stop reason: ${result.rawStopReason ?? 'none'}; try again or use another profile`;
+  return `Worker profile "${profile.name}" (model ${result.modelAnswered}) returned no answer text (${why}).`;
+}
+
+function describeProfile(profile: ResolvedProfile): string {
+  return `${profile.format}, model ${profile.model} at ${profile.baseUrl}`;
+}

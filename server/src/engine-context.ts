@@ -1,0 +1,11 @@
+import type { Environment } from './config/paths.ts';
+import type { Discover } from './config/resolve-profile.ts';
+
+/** What engines and tools get from the composition root; nothing is read from globals. */
+export interface EngineContext {
+  env: Environment;
+  projectDir: string;
+  dataHome: string;
+  now(): Date;
+  discover?: Discover;
+}

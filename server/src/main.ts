@@ -1,0 +1,42 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { resolveDataHome, resolveProjectDir } from './config/paths.ts';
+import { createServer } from './server.ts';
+import { TOOLS } from './tools/registry.ts';
+import { VERSION } from './version.ts';
+
+/** The composition root of the MCP server: environment → context → server → stdio. */
+async function main(): Promise<void> {
+  const env = process.env;
+  const log = (message: string) => process.stderr.write(`[delegate] ${message}\n`);
+  const server = createServer({
+    context: {
+      env,
+      projectDir: resolveProjectDir(env, process.cwd()),
+      dataHome: resolveDataHome(env),
+      now: () => new Date(),
+    },
+    tools: TOOLS,
+    version: VERSION,
+    log,
+  });
+  const transport = new StdioServerTransport();
+  let closing = false;
+  const shutdown = () => {
+    if (closing) return;
+    closing = true;
+    void server.close().finally(() => process.exit(0));
+  };
+  // The client closing our stdin is the normal end of a session.
+  process.stdin.on('end', shutdown);
+  process.stdin.on('close', shutdown);
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  await server.connect(transport);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `[delegate] server failed to start: ${(error as Error).stack ?? String(error)}\n`,
+  );
+  process.exit(1);
+});

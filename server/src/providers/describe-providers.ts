@@ -1,0 +1,90 @@
+import { discoverLocalServer, discoveredProfile } from '../config/discover-local.ts';
+import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../config/load-config.ts';
+import { describeAuth, endpointFor } from '../config/profile-endpoint.ts';
+import { noWorkerMessage, resolveProfile } from '../config/resolve-profile.ts';
+import type { EngineContext } from '../engine-context.ts';
+import { errorMessage } from '../util/user-error.ts';
+import { createClient } from './create-client.ts';
+import { ProviderError } from './spec.ts';
+
+const CHECK_TIMEOUT_MS = 5_000;
+const MODELS_SHOWN = 8;
+
+/** The text of the `providers` tool: every profile, the default, and (with `check`) live facts. */
+export async function describeProviders(context: EngineContext, check: boolean): Promise<string> {
+  const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const discover = context.discover ?? discoverLocalServer;
+  if (config.profiles.size === 0) {
+    const server = await discover(context.env);
+    if (!server) return noWorkerMessage(config.configFile);
+    const profile = discoveredProfile(server);
+    const lines = await describeProfile(profile, context, check, true);
+    return (
+      `No profiles configured; using the auto-detected local server:\n${lines}\n` +
+      `Served models: ${server.models.slice(0, MODELS_SHOWN).join(', ')}. Add a profile to ${config.configFile} to pin one.`
+    );
+  }
+  const defaultName = await defaultProfileName(config, context);
+  const blocks = await Promise.all(
+    [...config.profiles.values()].map((profile) =>
+      describeProfile(profile, context, check, profile.name === defaultName),
+    ),
+  );
+  const files = config.files.length ? config.files.join(', ') : 'DELEGATE_* environment variables';
+  return `Profiles (default: ${defaultName ?? 'none — pass profile or set defaultProfile'}; from ${files}):\n${blocks.join('\n')}`;
+}
+
+async function defaultProfileName(
+  config: LoadedConfig,
+  context: EngineContext,
+): Promise<string | undefined> {
+  try {
+    return (await resolveProfile(config, undefined, context.env, () => Promise.resolve(undefined)))
+      .name;
+  } catch {
+    return undefined;
+  }
+}
+
+async function describeProfile(
+  profile: ResolvedProfile,
+  context: EngineContext,
+  check: boolean,
+  isDefault: boolean,
+): Promise<string> {
+  const facts = [
+    profile.format,
+    `model ${profile.model}`,
+    profile.baseUrl,
+    profile.local ? 'local' : 'remote',
+    describeAuth(profile, context.env),
+    `from ${profile.source === 'config' || profile.source === 'project' ? profile.origin : profile.source}`,
+  ];
+  const lines = [`- ${profile.name}${isDefault ? ' (default)' : ''}: ${facts.join(' · ')}`];
+  if (profile.use) lines.push(`  use: ${profile.use}`);
+  if (check) lines.push(`  check: ${await checkProfile(profile, context)}`);
+  return lines.join('\n');
+}
+
+async function checkProfile(profile: ResolvedProfile, context: EngineContext): Promise<string> {
+  const started = Date.now();
+  try {
+    const client = createClient(profile.format, endpointFor(profile, context.env));
+    const models = (await client.listModels?.({ totalTimeoutMs: CHECK_TIMEOUT_MS })) ?? [];
+    const served = models.includes(profile.model)
+      ? `serves ${profile.model}`
+      : `does NOT list ${profile.model}`;
+    const shown = models.slice(0, MODELS_SHOWN).join(', ');
+    const more = models.length > MODELS_SHOWN ? ` (+${models.length - MODELS_SHOWN} more)` : '';
+    return `reachable in ${Date.now() - started} ms; ${served}; models: ${shown || 'none listed'}${more}`;
+  } catch (error) {
+    if (
+      error instanceof ProviderError &&
+      error.kind === 'http' &&
+      (error.status === 404 || error.status === 405)
+    ) {
+      return `reachable in ${Date.now() - started} ms, but it lists no models (HTTP ${error.status})`;
+    }
+    return `FAILED: ${errorMessage(error)}`;
+  }
+}

@@ -1,0 +1,141 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { ProviderError, type CallOptions } from './spec.ts';
+
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+const DEFAULT_TOTAL_TIMEOUT_MS = 900_000;
+
+export interface StreamHandlers {
+  onEvent(event: EventSourceMessage): void;
+  /** An endpoint that ignored `stream: true` and answered with one JSON body. */
+  onJson(body: unknown): void;
+}
+
+/**
+ * POSTs JSON and feeds the SSE reply to `handlers`, with idle and total timeouts that really
+ * abort the stream. The timers are our own (Node 18/20 lose `AbortSignal.timeout` inside
+ * `AbortSignal.any` after garbage collection). Non-2xx replies become a `ProviderError`
+ * carrying the endpoint's own message.
+ */
+export async function postStream(
+  url: string,
+  init: { headers: Record<string, string>; body: unknown },
+  options: CallOptions,
+  handlers: StreamHandlers,
+): Promise<Headers> {
+  const controller = new AbortController();
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const totalMs = options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS;
+  let timedOut: string | undefined;
+  const abortFor = (reason: string) => () => {
+    timedOut = reason;
+    controller.abort();
+  };
+  const totalTimer = setTimeout(abortFor(`took longer than ${totalMs} ms in total`), totalMs);
+  let idleTimer = setTimeout(abortFor(`sent nothing for ${idleMs} ms`), idleMs);
+  const onOuterAbort = () => controller.abort();
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  let isStreaming = false;
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...init.headers },
+      body: JSON.stringify(init.body),
+      signal: controller.signal,
+    });
+    if (!response.ok) throw await httpError(url, response);
+    isStreaming = true;
+    const isJson = (response.headers.get('content-type') ?? '').includes('application/json');
+    const parser = createParser({ onEvent: (event) => handlers.onEvent(event) });
+    const decoder = new TextDecoder();
+    let jsonText = '';
+    for await (const chunk of response.body ?? []) {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(abortFor(`sent nothing for ${idleMs} ms`), idleMs);
+      const text = decoder.decode(chunk as Uint8Array, { stream: true });
+      if (isJson) jsonText += text;
+      else parser.feed(text);
+    }
+    if (isJson) handlers.onJson(parseJson(url, jsonText + decoder.decode()));
+    return response.headers;
+  } catch (error) {
+    if (error instanceof ProviderError) throw error;
+    if (timedOut) throw new ProviderError(`${url} ${timedOut}; the call was aborted.`, 'timeout');
+    if (options.signal?.aborted)
+      throw new ProviderError(`Call to ${url} was cancelled.`, 'aborted');
+    if (isStreaming) {
+      throw new ProviderError(
+        `The reply from ${url} broke off: ${(error as Error).message}`,
+        'protocol',
+      );
+    }
+    throw connectionError(url, error);
+  } finally {
+    clearTimeout(totalTimer);
+    clearTimeout(idleTimer);
+    options.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+/** GETs JSON with a timeout; used for model listings and reachability checks. */
+export async function getJson(
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    if ((error as Error).name === 'TimeoutError') {
+      throw new ProviderError(`${url} did not answer within ${timeoutMs} ms.`, 'timeout');
+    }
+    throw connectionError(url, error);
+  }
+  if (!response.ok) throw await httpError(url, response);
+  return parseJson(url, await response.text());
+}
+
+export function parseJson(url: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ProviderError(
+      `${url} answered with malformed JSON: ${JSON.stringify(text.slice(0, 200))}`,
+      'protocol',
+    );
+  }
+}
+
+async function httpError(url: string, response: Response): Promise<ProviderError> {
+  const body = await response.text().catch(() => '');
+  let detail = body.trim().slice(0, 500);
+  try {
+    const json = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    const message =
+      typeof json.error === 'string' ? json.error : (json.error?.message ?? json.message);
+    if (typeof message === 'string' && message) detail = message;
+  } catch {
+    // Not JSON: keep the raw text.
+  }
+  const hint = HTTP_HINTS[response.status] ?? '';
+  return new ProviderError(
+    `${url} answered HTTP ${response.status}${detail ? `: ${detail}` : ''}${hint ? ` — ${hint}` : ''}`,
+    'http',
+    response.status,
+  );
+}
+
+const HTTP_HINTS: Record<number, string> = {
+  401: 'the key was refused; check the variable named by apiKeyEnv.',
+  403: 'the key may not use this model or endpoint.',
+  404: 'check baseUrl (openai: include /v1; anthropic: the host root) and the model name.',
+};
+
+function connectionError(url: string, error: unknown): ProviderError {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? cause?.message ?? (error as Error).message;
+  return new ProviderError(
+    `Cannot reach ${url} (${code}). Is the server running and is baseUrl right?`,
+    'unreachable',
+  );
+}

@@ -1,0 +1,63 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { EngineContext } from './engine-context.ts';
+import type { ToolDefinition } from './tools/define-tool.ts';
+import { UserError } from './util/user-error.ts';
+
+export const SERVER_NAME = 'delegate-workers';
+
+const INSTRUCTIONS =
+  'Hands work to cheaper, faster or private worker models. Instead of reading a big file ' +
+  '(logs, dumps, generated code) into your context, call delegate with files: the server reads ' +
+  'them from disk and you get only the answer. Call providers to see the workers.';
+
+export interface ServerDependencies {
+  context: EngineContext;
+  tools: readonly ToolDefinition[];
+  version: string;
+  /** Where unexpected errors are reported (stderr in production); never stdout. */
+  log: (message: string) => void;
+}
+
+/** Builds the MCP server from injected dependencies; no side effects until connected. */
+export function createServer(dependencies: ServerDependencies): McpServer {
+  const server = new McpServer(
+    { name: SERVER_NAME, version: dependencies.version },
+    { instructions: INSTRUCTIONS },
+  );
+  for (const tool of dependencies.tools) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        annotations: { title: tool.title, ...tool.annotations },
+      },
+      async (input: unknown) => runTool(tool, input, dependencies),
+    );
+  }
+  return server;
+}
+
+async function runTool(
+  tool: ToolDefinition,
+  input: unknown,
+  { context, log }: ServerDependencies,
+): Promise<CallToolResult> {
+  try {
+    const text = await tool.handler(input as never, context);
+    return { content: [{ type: 'text', text }] };
+  } catch (error) {
+    if (error instanceof UserError) return errorResult(error.message);
+    log(`${tool.name} failed unexpectedly: ${(error as Error).stack ?? String(error)}`);
+    return errorResult(
+      `${tool.name} failed with an internal error: ${(error as Error).message}. ` +
+        'This is a bug in delegate; the details are in the server log (stderr).',
+    );
+  }
+}
+
+function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}

@@ -1,0 +1,30 @@
+import type { z } from 'zod';
+import type { EngineContext } from '../engine-context.ts';
+
+/** All four MCP annotations, required on every tool. */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * A tool: name, zod input shape, annotations and a handler that returns the result text.
+ * Handlers never touch the MCP SDK; they throw `UserError` for anything the caller can fix.
+ */
+export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  name: string;
+  title: string;
+  /** First sentence: what it does and returns. At most 1,024 characters. */
+  description: string;
+  inputSchema: Shape;
+  annotations: ToolAnnotations;
+  handler(input: z.infer<z.ZodObject<Shape>>, context: EngineContext): Promise<string>;
+}
+
+export function defineTool<Shape extends z.ZodRawShape>(
+  tool: ToolDefinition<Shape>,
+): ToolDefinition<Shape> {
+  return tool;
+}

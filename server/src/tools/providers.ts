@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { describeProviders } from '../providers/describe-providers.ts';
+import { defineTool } from './define-tool.ts';
+
+export const providersTool = defineTool({
+  name: 'providers',
+  title: 'List worker profiles',
+  description:
+    'Lists the worker profiles you can delegate to: name, what each is for (use), format, model, ' +
+    'endpoint, whether it is local, how it authenticates, and the default. With check: true it ' +
+    'also contacts each endpoint and reports reachability, latency and the models it serves.',
+  inputSchema: {
+    check: z
+      .boolean()
+      .optional()
+      .describe('Contact each endpoint to check reachability and list served models.'),
+  },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: true,
+  },
+  handler: (input, context) => describeProviders(context, input.check ?? false),
+});

@@ -1,0 +1,125 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { CLOSED_URL, createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+
+let world: TempEnv;
+let server: ServerHandle | undefined;
+let fake: FakeProvider | undefined;
+
+beforeEach(() => {
+  world = createTempEnv();
+});
+afterEach(async () => {
+  await server?.close();
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+});
+
+describe('providers', () => {
+  it('lists profiles from the config and the project file, the default and how each authenticates', async () => {
+    world.writeConfig({
+      defaultProfile: 'fast',
+      profiles: {
+        fast: {
+          format: 'openai',
+          baseUrl: 'https://api.example.test/v1',
+          model: 'm1',
+          apiKeyEnv: 'FAST_KEY',
+          use: 'summaries',
+        },
+        code: { format: 'anthropic', baseUrl: 'http://127.0.0.1:4000', model: 'm2', use: 'code' },
+      },
+    });
+    mkdirSync(join(world.project, '.claude'));
+    writeFileSync(
+      join(world.project, '.claude', 'delegate.json'),
+      JSON.stringify({
+        profiles: {
+          code: { format: 'openai', baseUrl: CLOSED_URL, model: 'project-model', local: true },
+        },
+      }),
+    );
+    server = await startServer({ ...world.env, FAST_KEY: 'sk-secret-value' });
+    const { text, isError } = await server.callText('providers', {});
+    expect(isError).toBe(false);
+    expect(text).toContain('Profiles (default: fast;');
+    expect(text).toContain(
+      '- fast (default): openai · model m1 · https://api.example.test/v1 · remote · key from $FAST_KEY (set)',
+    );
+    expect(text).toContain('  use: summaries');
+    expect(text).toMatch(
+      /- code: openai · model project-model · http:\/\/127\.0\.0\.1:2\/v1 · local · no key needed · from .*\.claude\/delegate\.json/,
+    );
+    expect(text).not.toContain('sk-secret-value');
+  });
+
+  it('says when a key variable is missing', async () => {
+    world.writeConfig({
+      profiles: {
+        fast: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', apiKeyEnv: 'MISSING_KEY' },
+      },
+    });
+    server = await startServer(world.env);
+    const { text } = await server.callText('providers', {});
+    expect(text).toContain(
+      'key from $MISSING_KEY (NOT SET: export it before starting Claude Code)',
+    );
+  });
+
+  it('with check, reports reachability and the models each endpoint serves', async () => {
+    fake = await startFakeProvider({ models: ['qwen-a', 'qwen-b'] });
+    world.writeConfig({
+      profiles: {
+        up: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'qwen-b', local: true },
+        wrong: { format: 'anthropic', baseUrl: fake.url, model: 'claude-x' },
+        down: { format: 'openai', baseUrl: CLOSED_URL, model: 'm' },
+      },
+    });
+    server = await startServer(world.env);
+    const { text } = await server.callText('providers', { check: true });
+    expect(text).toMatch(
+      /- up: [^\n]*\n {2}check: reachable in \d+ ms; serves qwen-b; models: qwen-a, qwen-b/,
+    );
+    expect(text).toMatch(/- wrong: [^\n]*\n {2}check: reachable in \d+ ms; does NOT list claude-x/);
+    expect(text).toMatch(
+      /- down: [^\n]*\n {2}check: FAILED: Cannot reach http:\/\/127\.0\.0\.1:2\/v1\/models \(ECONNREFUSED\)/,
+    );
+    expect(text).toContain('Profiles (default: none — pass profile or set defaultProfile;');
+  });
+
+  it('with no configuration, shows the auto-detected local server', async () => {
+    fake = await startFakeProvider({ models: ['llama3.2:3b'] });
+    server = await startServer({
+      ...world.env,
+      DELEGATE_DISCOVERY_URLS_FOR_TEST: `Ollama=${fake.openaiBaseUrl}`,
+    });
+    const { text } = await server.callText('providers', {});
+    expect(text).toContain('No profiles configured; using the auto-detected local server:');
+    expect(text).toContain('- local (default): openai · model llama3.2:3b');
+    expect(text).toContain('Served models: llama3.2:3b.');
+  });
+
+  it('with nothing configured or running, says how to start a server or add a profile', async () => {
+    server = await startServer(world.env);
+    const { text, isError } = await server.callText('providers', {});
+    expect(isError).toBe(false);
+    expect(text).toMatch(/^No worker is configured and no local model server answered/);
+    expect(text).toContain(join(world.dataHome, 'config.json'));
+  });
+
+  it('reports an invalid project file by name', async () => {
+    mkdirSync(join(world.project, '.claude'));
+    writeFileSync(join(world.project, '.claude', 'delegate.json'), '{ "profiles": { ');
+    server = await startServer(world.env);
+    const { text, isError } = await server.callText('providers', {});
+    expect(isError).toBe(true);
+    expect(text).toMatch(
+      /^Invalid config in .*\.claude\/delegate\.json: not valid JSON \(.*\)\. Fix the syntax/,
+    );
+  });
+});

@@ -1,0 +1,111 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/src/config/load-config.ts';
+import { resolveDataHome, resolveProjectDir } from '../../server/src/config/paths.ts';
+import { resolveProfile } from '../../server/src/config/resolve-profile.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+
+let world: TempEnv;
+beforeEach(() => {
+  world = createTempEnv();
+});
+afterEach(() => world.cleanup());
+
+const noServer = () => Promise.resolve(undefined);
+const profile = (model: string, extra: Record<string, unknown> = {}) => ({
+  format: 'openai',
+  baseUrl: 'http://127.0.0.1:11434/v1',
+  model,
+  ...extra,
+});
+
+describe('paths', () => {
+  it('uses DELEGATE_HOME, else ~/.delegate; CLAUDE_PROJECT_DIR, else the working directory', () => {
+    expect(resolveDataHome({ DELEGATE_HOME: '/x/y', HOME: '/h' })).toBe('/x/y');
+    expect(resolveDataHome({ HOME: '/h' })).toBe('/h/.delegate');
+    expect(resolveProjectDir({ CLAUDE_PROJECT_DIR: '/p' }, '/cwd')).toBe('/p');
+    expect(resolveProjectDir({}, '/cwd')).toBe('/cwd');
+  });
+});
+
+describe('loadConfig', () => {
+  it('merges the project file over the user config, project winning per profile and default', () => {
+    world.writeConfig({ defaultProfile: 'a', profiles: { a: profile('user-a'), b: profile('user-b') } });
+    mkdirSync(join(world.project, '.claude'));
+    writeFileSync(
+      join(world.project, '.claude', 'delegate.json'),
+      JSON.stringify({ defaultProfile: 'b', profiles: { b: profile('project-b') } }),
+    );
+    const config = loadConfig(world.dataHome, world.project, {});
+    expect(config.defaultProfile).toBe('b');
+    expect(config.profiles.get('a')?.model).toBe('user-a');
+    expect(config.profiles.get('b')).toMatchObject({ model: 'project-b', source: 'project' });
+    expect(config.files).toHaveLength(2);
+  });
+
+  it('names the file and the default that does not exist', () => {
+    world.writeConfig({ defaultProfile: 'ghost', profiles: { a: profile('m') } });
+    expect(() => loadConfig(world.dataHome, world.project, {})).toThrow(
+      /config\.json: defaultProfile "ghost" is not a profile \(profiles: a\)\. Set it to one of them or remove it\./,
+    );
+  });
+
+  it('explains a key pasted where a variable name belongs', () => {
+    world.writeConfig({ profiles: { a: profile('m', { apiKeyEnv: 'sk-live-123' }) } });
+    expect(() => loadConfig(world.dataHome, world.project, {})).toThrow(
+      /profiles\.a\.apiKeyEnv: must be the NAME of an environment variable, not the key itself/,
+    );
+  });
+
+  it('says which field is missing', () => {
+    world.writeConfig({ profiles: { a: { format: 'openai', baseUrl: 'http://127.0.0.1:1234/v1' } } });
+    expect(() => loadConfig(world.dataHome, world.project, {})).toThrow(
+      /- profiles\.a\.model: is required; it must be the model name the endpoint serves/,
+    );
+  });
+
+  it('builds the environment-only profile and marks a loopback one local', () => {
+    const config = loadConfig(world.dataHome, world.project, {
+      DELEGATE_BASE_URL: 'http://localhost:8080/v1',
+      DELEGATE_MODEL: 'm',
+    });
+    expect(config.profiles.get('env')).toMatchObject({ format: 'openai', model: 'm', local: true, source: 'env' });
+  });
+
+  it('names the variables of a broken environment profile', () => {
+    expect(() =>
+      loadConfig(world.dataHome, world.project, { DELEGATE_BASE_URL: 'http://h/v1', DELEGATE_FORMAT: 'grpc' }),
+    ).toThrow(/- DELEGATE_FORMAT: must be one of "openai", "anthropic"\n- DELEGATE_MODEL: /);
+  });
+});
+
+describe('resolveProfile', () => {
+  it('prefers the named profile, then the configured default, then env, then the only profile', async () => {
+    world.writeConfig({ profiles: { only: profile('m') } });
+    const single = loadConfig(world.dataHome, world.project, {});
+    expect((await resolveProfile(single, undefined, {}, noServer)).name).toBe('only');
+    const withEnv = loadConfig(world.dataHome, world.project, { DELEGATE_BASE_URL: 'http://h/v1', DELEGATE_MODEL: 'e' });
+    expect((await resolveProfile(withEnv, undefined, {}, noServer)).name).toBe('env');
+    expect((await resolveProfile(withEnv, 'only', {}, noServer)).name).toBe('only');
+    world.writeConfig({ defaultProfile: 'b', profiles: { a: profile('m'), b: profile('n') } });
+    const withDefault = loadConfig(world.dataHome, world.project, { DELEGATE_BASE_URL: 'http://h/v1', DELEGATE_MODEL: 'e' });
+    expect((await resolveProfile(withDefault, undefined, {}, noServer)).name).toBe('b');
+  });
+
+  it('asks for a choice when several profiles have no default', async () => {
+    world.writeConfig({ profiles: { a: profile('m'), b: profile('n') } });
+    const config = loadConfig(world.dataHome, world.project, {});
+    await expect(resolveProfile(config, undefined, {}, noServer)).rejects.toThrow(
+      /Several profiles \(a, b\) and no defaultProfile: pass profile, or set "defaultProfile" in .*config\.json\./,
+    );
+  });
+
+  it('falls back to a discovered local server, naming it', async () => {
+    const config = loadConfig(world.dataHome, world.project, {});
+    const found = await resolveProfile(config, undefined, {}, () =>
+      Promise.resolve({ name: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1', models: ['qwen3:8b'] }),
+    );
+    expect(found).toMatchObject({ name: 'local', model: 'qwen3:8b', local: true, source: 'discovered' });
+  });
+});
