@@ -31,7 +31,10 @@ describe('paths', () => {
 
 describe('loadConfig', () => {
   it('merges the project file over the user config, project winning per profile and default', () => {
-    world.writeConfig({ defaultProfile: 'a', profiles: { a: profile('user-a'), b: profile('user-b') } });
+    world.writeConfig({
+      defaultProfile: 'a',
+      profiles: { a: profile('user-a'), b: profile('user-b') },
+    });
     mkdirSync(join(world.project, '.claude'));
     writeFileSync(
       join(world.project, '.claude', 'delegate.json'),
@@ -59,7 +62,9 @@ describe('loadConfig', () => {
   });
 
   it('says which field is missing', () => {
-    world.writeConfig({ profiles: { a: { format: 'openai', baseUrl: 'http://127.0.0.1:1234/v1' } } });
+    world.writeConfig({
+      profiles: { a: { format: 'openai', baseUrl: 'http://127.0.0.1:1234/v1' } },
+    });
     expect(() => loadConfig(world.dataHome, world.project, {})).toThrow(
       /- profiles\.a\.model: is required; it must be the model name the endpoint serves/,
     );
@@ -70,12 +75,20 @@ describe('loadConfig', () => {
       DELEGATE_BASE_URL: 'http://localhost:8080/v1',
       DELEGATE_MODEL: 'm',
     });
-    expect(config.profiles.get('env')).toMatchObject({ format: 'openai', model: 'm', local: true, source: 'env' });
+    expect(config.profiles.get('env')).toMatchObject({
+      format: 'openai',
+      model: 'm',
+      local: true,
+      source: 'env',
+    });
   });
 
   it('names the variables of a broken environment profile', () => {
     expect(() =>
-      loadConfig(world.dataHome, world.project, { DELEGATE_BASE_URL: 'http://h/v1', DELEGATE_FORMAT: 'grpc' }),
+      loadConfig(world.dataHome, world.project, {
+        DELEGATE_BASE_URL: 'http://h/v1',
+        DELEGATE_FORMAT: 'grpc',
+      }),
     ).toThrow(/- DELEGATE_FORMAT: must be one of "openai", "anthropic"\n- DELEGATE_MODEL: /);
   });
 });
@@ -85,11 +98,17 @@ describe('resolveProfile', () => {
     world.writeConfig({ profiles: { only: profile('m') } });
     const single = loadConfig(world.dataHome, world.project, {});
     expect((await resolveProfile(single, undefined, {}, noServer)).name).toBe('only');
-    const withEnv = loadConfig(world.dataHome, world.project, { DELEGATE_BASE_URL: 'http://h/v1', DELEGATE_MODEL: 'e' });
+    const withEnv = loadConfig(world.dataHome, world.project, {
+      DELEGATE_BASE_URL: 'http://h/v1',
+      DELEGATE_MODEL: 'e',
+    });
     expect((await resolveProfile(withEnv, undefined, {}, noServer)).name).toBe('env');
     expect((await resolveProfile(withEnv, 'only', {}, noServer)).name).toBe('only');
     world.writeConfig({ defaultProfile: 'b', profiles: { a: profile('m'), b: profile('n') } });
-    const withDefault = loadConfig(world.dataHome, world.project, { DELEGATE_BASE_URL: 'http://h/v1', DELEGATE_MODEL: 'e' });
+    const withDefault = loadConfig(world.dataHome, world.project, {
+      DELEGATE_BASE_URL: 'http://h/v1',
+      DELEGATE_MODEL: 'e',
+    });
     expect((await resolveProfile(withDefault, undefined, {}, noServer)).name).toBe('b');
   });
 
@@ -104,8 +123,17 @@ describe('resolveProfile', () => {
   it('falls back to a discovered local server, naming it', async () => {
     const config = loadConfig(world.dataHome, world.project, {});
     const found = await resolveProfile(config, undefined, {}, () =>
-      Promise.resolve({ name: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1', models: ['qwen3:8b'] }),
+      Promise.resolve({
+        name: 'Ollama',
+        baseUrl: 'http://127.0.0.1:11434/v1',
+        models: ['qwen3:8b'],
+      }),
     );
-    expect(found).toMatchObject({ name: 'local', model: 'qwen3:8b', local: true, source: 'discovered' });
+    expect(found).toMatchObject({
+      name: 'local',
+      model: 'qwen3:8b',
+      local: true,
+      source: 'discovered',
+    });
   });
 });

@@ -1,0 +1,58 @@
+// Shared measuring helpers for the bench scripts.
+import { spawn } from 'node:child_process';
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'bench', version: '1' },
+  },
+};
+
+/**
+ * Spawns an MCP stdio server, pipelines initialize + tools/list at once, and resolves with
+ * the milliseconds from spawn to the tools/list answer and that answer's JSON.
+ */
+export function timeToToolsList(script, env = process.env) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [script], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    let buffered = '';
+    child.stdout.on('data', (chunk) => {
+      buffered += chunk.toString();
+      for (const line of buffered.split('\n').slice(0, -1)) {
+        const message = JSON.parse(line);
+        if (message.id === 2) {
+          const ms = Number(process.hrtime.bigint() - started) / 1e6;
+          child.kill('SIGKILL');
+          resolve({ ms, json: JSON.stringify(message.result) });
+        }
+      }
+      buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);
+    });
+    child.on('error', reject);
+    const send = (message) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send(INITIALIZE);
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  });
+}
+
+/** Milliseconds from spawn to exit of a command. */
+export function timeProcess(command, args, env = process.env) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(command, args, { env, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('exit', () => resolve(Number(process.hrtime.bigint() - started) / 1e6));
+  });
+}
