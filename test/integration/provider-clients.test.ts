@@ -1,0 +1,153 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from '../../server/src/providers/create-client.ts';
+import { ProviderError, type GenerateRequest } from '../../server/src/providers/spec.ts';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+
+let fake: FakeProvider | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+const request: GenerateRequest = {
+  system: 'Be brief.',
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+  maxOutputTokens: 100,
+};
+
+describe('openai client', () => {
+  it('streams text, reasoning and usage, and reports the model that answered', async () => {
+    fake = await startFakeProvider({
+      respond: [
+        {
+          text: 'Hi there, this is a longer streamed answer.',
+          thinking: 'Let me think.',
+          model: 'routed',
+          chunkSize: 5,
+          usage: { input: 11, output: 7, cachedInput: 3, reasoning: 2 },
+        },
+      ],
+    });
+    const client = createClient('openai', {
+      baseUrl: fake.openaiBaseUrl,
+      model: 'asked',
+      apiKey: 'k',
+      headers: { 'x-team': 'core' },
+    });
+    const result = await client.generate(request);
+    expect(result.content).toEqual([
+      { type: 'thinking', thinking: 'Let me think.' },
+      { type: 'text', text: 'Hi there, this is a longer streamed answer.' },
+    ]);
+    expect(result.usage).toEqual({
+      inputTokens: 11,
+      outputTokens: 7,
+      cachedInputTokens: 3,
+      reasoningTokens: 2,
+    });
+    expect(result.modelAnswered).toBe('routed');
+    expect(result.stopReason).toBe('end');
+    const sent = fake.requests[0]!;
+    expect(sent.headers.authorization).toBe('Bearer k');
+    expect(sent.headers['x-team']).toBe('core');
+    expect(sent.body).toMatchObject({
+      model: 'asked',
+      max_tokens: 100,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hello' },
+      ],
+    });
+  });
+
+  it('maps finish_reason length to max_tokens', async () => {
+    fake = await startFakeProvider({ respond: [{ text: 'cut', stopReason: 'length' }] });
+    const result = await createClient('openai', {
+      baseUrl: fake.openaiBaseUrl,
+      model: 'm',
+    }).generate(request);
+    expect(result.stopReason).toBe('max_tokens');
+    expect(result.rawStopReason).toBe('length');
+  });
+
+  it('aborts a stream that goes silent, after the idle timeout', async () => {
+    fake = await startFakeProvider({ respond: [{ kind: 'hang' }] });
+    const client = createClient('openai', { baseUrl: fake.openaiBaseUrl, model: 'm' });
+    const started = Date.now();
+    const error = await client
+      .generate(request, { idleTimeoutMs: 300 })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).kind).toBe('timeout');
+    expect((error as Error).message).toMatch(/sent nothing for 300 ms; the call was aborted/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('lists served models', async () => {
+    fake = await startFakeProvider({ models: ['a', 'b'] });
+    expect(
+      await createClient('openai', { baseUrl: fake.openaiBaseUrl, model: 'a' }).listModels!(),
+    ).toEqual(['a', 'b']);
+  });
+});
+
+describe('anthropic client', () => {
+  it('streams thinking with its signature, text and usage', async () => {
+    fake = await startFakeProvider({
+      respond: [
+        {
+          text: 'Answer text',
+          thinking: 'Reasoning',
+          usage: { input: 20, output: 9, cachedInput: 4 },
+        },
+      ],
+    });
+    const client = createClient('anthropic', {
+      baseUrl: fake.url,
+      model: 'claude-like',
+      apiKey: 'ak',
+    });
+    const result = await client.generate(request);
+    expect(result.content).toEqual([
+      { type: 'thinking', thinking: 'Reasoning', signature: 'fake-signature' },
+      { type: 'text', text: 'Answer text' },
+    ]);
+    expect(result.usage).toMatchObject({ inputTokens: 20, outputTokens: 9, cachedInputTokens: 4 });
+    expect(result.stopReason).toBe('end');
+    const sent = fake.requests[0]!;
+    expect(sent.pathname).toBe('/v1/messages');
+    expect(sent.headers['x-api-key']).toBe('ak');
+    expect(sent.headers.authorization).toBeUndefined();
+    expect(sent.body).toMatchObject({
+      model: 'claude-like',
+      system: 'Be brief.',
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+    });
+  });
+
+  it('returns the endpoint own message for an HTTP error', async () => {
+    fake = await startFakeProvider({
+      respond: [
+        {
+          kind: 'error',
+          status: 400,
+          body: {
+            type: 'error',
+            error: { type: 'invalid_request_error', message: 'max_tokens: too large' },
+          },
+        },
+      ],
+    });
+    const error = await createClient('anthropic', { baseUrl: fake.url, model: 'm' })
+      .generate(request)
+      .catch((caught: unknown) => caught);
+    expect((error as ProviderError).status).toBe(400);
+    expect((error as Error).message).toBe(
+      `${fake.url}/v1/messages answered HTTP 400: max_tokens: too large`,
+    );
+  });
+});
