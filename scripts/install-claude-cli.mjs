@@ -2,6 +2,7 @@
 // Installs the pinned Claude Code CLI into .cache/ for the e2e tests and prints the binary path.
 // The version is pinned because the system prompt and tool list change between releases.
 import { execFile, spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -52,7 +53,7 @@ async function isInstalled() {
 
 async function installPackage() {
   await mkdir(INSTALL_DIR, { recursive: true });
-  // Own package.json so npm never climbs to the repo root and its .npmrc (omit=dev).
+  // Own package.json so npm never climbs to the repo root and its package.json.
   const manifest = {
     name: 'claude-cli-cache',
     private: true,
@@ -143,7 +144,7 @@ function run(command, args, cwd) {
   });
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   ensureClaudeCli().then(
     (binary) => process.stdout.write(`${binary}\n`),
     (error) => {

@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runClaude, runClaudeCommand, type ClaudeRun } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
-import { copyCheckout, toolName, toolResults } from '../helpers/supervisor.ts';
+import { gitMarketplace, toolName, toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 
 const WORKER_ANSWER = 'WORKER-ANSWER: one ERROR, disk full on /var/data at 04:00.';
@@ -115,19 +116,26 @@ describe('the plugin inside the real Claude Code', () => {
   });
 
   it('installed the way users install it (marketplace add + plugin install), does the same', async () => {
-    const checkout = copyCheckout(join(world.root, 'checkout'));
+    const marketplace = gitMarketplace(world.root);
     const options = {
       home: world.home,
       cwd: world.project,
       env: { DELEGATE_HOME: world.dataHome },
     };
-    const added = await runClaudeCommand(['plugin', 'marketplace', 'add', checkout], options);
+    const added = await runClaudeCommand(['plugin', 'marketplace', 'add', marketplace], options);
     expect(added.exitCode, added.stdout + added.stderr).toBe(0);
-    const installed = await runClaudeCommand(['plugin', 'install', 'delegate@delegate'], options);
+    const installed = await runClaudeCommand(
+      ['plugin', 'install', 'delegate@delegate-test'],
+      options,
+    );
     expect(installed.exitCode, installed.stdout + installed.stderr).toBe(0);
     const run = await runSupervisor();
     expectDelegatedBigFile(run);
-    expect(run.init?.plugins).toContainEqual(expect.objectContaining({ name: 'delegate' }));
+    const plugin = run.init?.plugins?.find((entry: { name: string }) => entry.name === 'delegate');
+    // It runs from Claude Code's plugin cache, and the install pulled no dependencies into it.
+    expect(plugin?.path).toContain(join(world.home, '.claude', 'plugins', 'cache'));
+    expect(existsSync(join(plugin.path, 'dist', 'server.mjs'))).toBe(true);
+    expect(existsSync(join(plugin.path, 'node_modules'))).toBe(false);
     console.info(`e2e installed run: ${run.wallMs.toFixed(0)} ms wall`);
   });
 });

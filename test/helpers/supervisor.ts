@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import type { RecordedRequest } from './fake-provider.ts';
@@ -30,7 +30,7 @@ export function toolResults(
  * A copy of the checkout as `git clone` would give it (tracked and untracked-but-not-ignored
  * files), so an install test sees what users get, without node_modules or .cache.
  */
-export function copyCheckout(target: string): string {
+function copyCheckout(target: string): string {
   const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
@@ -42,4 +42,40 @@ export function copyCheckout(target: string): string {
     cpSync(join(REPO_ROOT, file), join(target, file));
   }
   return target;
+}
+
+/**
+ * A marketplace that installs the plugin the way a GitHub install does: from a committed git
+ * repository (a copy of this checkout), cloned into Claude Code's plugin cache and run from
+ * there. A plain directory marketplace would run the plugin from its source folder instead.
+ * Returns the marketplace folder; the plugin installs as `delegate@delegate-test`.
+ */
+export function gitMarketplace(root: string): string {
+  const checkout = copyCheckout(join(root, 'checkout'));
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: checkout,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+      },
+      stdio: 'ignore',
+    });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'checkout');
+  const marketplace = join(root, 'marketplace');
+  mkdirSync(join(marketplace, '.claude-plugin'), { recursive: true });
+  writeFileSync(
+    join(marketplace, '.claude-plugin', 'marketplace.json'),
+    JSON.stringify({
+      name: 'delegate-test',
+      owner: { name: 'tests' },
+      plugins: [{ name: 'delegate', source: { source: 'url', url: `file://${checkout}` } }],
+    }),
+  );
+  return marketplace;
 }
