@@ -3,10 +3,11 @@ import { cpus } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchHookTime } from './hook-time.mjs';
 import { benchServerStart } from './server-start.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BENCHES = [benchServerStart];
+const BENCHES = [benchServerStart, benchHookTime];
 
 const sections = [];
 for (const bench of BENCHES) {

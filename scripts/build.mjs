@@ -7,21 +7,38 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
-/** Entry name → source; each becomes dist/<name>.mjs. */
-export const ENTRIES = {
+/** Long-lived processes: ESM, sharing chunks, lazy parts split off. */
+const ESM_ENTRIES = {
   server: 'server/src/main.ts',
 };
 
-rmSync(join(root, 'dist'), { recursive: true, force: true });
-await build({
+/**
+ * Hooks start once per tool call, so every millisecond shows: CommonJS (no ESM loader), one
+ * file each, and the shell parser (most of the guard's code) in a file of its own that the
+ * guard requires only for Bash commands that may need it.
+ */
+const HOOK_ENTRIES = {
+  'pre-tool-use': 'server/src/hooks/pre-tool-use.ts',
+  'session-start': 'server/src/hooks/session-start.ts',
+  'classify-bash': 'server/src/hooks/classify-bash.ts',
+};
+
+/** The guard's lazy `import('./classify-bash.ts')` becomes a require of the sibling bundle. */
+const classifierAsSibling = {
+  name: 'classifier-as-sibling',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\/classify-bash\.ts$/ }, (args) =>
+      args.importer.endsWith('pre-tool-use.ts')
+        ? { path: './classify-bash.cjs', external: true }
+        : undefined,
+    );
+  },
+};
+
+const shared = {
   absWorkingDir: root,
-  entryPoints: ENTRIES,
   outdir: 'dist',
-  outExtension: { '.js': '.mjs' },
   bundle: true,
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   // Whitespace and syntax only: readable stack traces in bug reports matter more than bytes.
@@ -29,9 +46,46 @@ await build({
   minifySyntax: true,
   legalComments: 'eof',
   define: { __DELEGATE_VERSION__: JSON.stringify(version) },
-  // Bundled CommonJS dependencies call require(); ESM has none without this.
-  banner: {
-    js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-  },
   logLevel: 'warning',
-});
+};
+
+/**
+ * zod re-exports every locale as a namespace (`z.locales`), which defeats tree-shaking and
+ * puts ~40 languages of error messages into the server's start-up path. Messages are English
+ * (zod's default); keep only that locale.
+ */
+const englishOnlyZodLocales = {
+  name: 'english-only-zod-locales',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+await Promise.all([
+  build({
+    ...shared,
+    entryPoints: ESM_ENTRIES,
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    format: 'esm',
+    // Bundled CommonJS dependencies call require(); ESM has none without this.
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    plugins: [englishOnlyZodLocales],
+  }),
+  build({
+    ...shared,
+    entryPoints: HOOK_ENTRIES,
+    outExtension: { '.js': '.cjs' },
+    format: 'cjs',
+    // A dynamic import() would start the ESM loader (tens of ms); lower it to require().
+    supported: { 'dynamic-import': false },
+    plugins: [classifierAsSibling],
+  }),
+]);

@@ -32,3 +32,7 @@ export function projectConfigPath(projectDir: string): string {
 export function resultsDir(dataHome: string): string {
   return join(dataHome, 'results');
 }
+
+export function jobsDir(dataHome: string): string {
+  return join(dataHome, 'jobs');
+}

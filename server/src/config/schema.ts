@@ -36,6 +36,12 @@ export const profileSchema = z.strictObject({
 });
 export type Profile = z.infer<typeof profileSchema>;
 
+/** The large-read guard (hooks). Mirrored leniently, without zod, in `read-settings.ts`. */
+export const largeReadSchema = z.strictObject({
+  thresholdKb: z.number({ error: 'must be a number of KB, e.g. 50' }).positive().optional(),
+  mode: z.enum(['deny', 'ask', 'off'], { error: 'must be "deny", "ask" or "off"' }).optional(),
+});
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   defaultProfile: z.string({ error: 'must be the name of a profile' }).optional(),
@@ -47,5 +53,6 @@ export const configSchema = z.strictObject({
       profileSchema,
     )
     .optional(),
+  largeRead: largeReadSchema.optional(),
 });
 export type ConfigFile = z.infer<typeof configSchema>;

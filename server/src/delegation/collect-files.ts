@@ -1,6 +1,7 @@
 import { realpath, readFile, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import fastGlob from 'fast-glob';
+import { formatBytes } from '../util/format-bytes.ts';
 import { UserError } from '../util/user-error.ts';
 
 export interface CollectedFile {
@@ -104,10 +105,4 @@ async function readText(path: string, display: string): Promise<string> {
     );
   }
   return buffer.toString('utf8');
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }

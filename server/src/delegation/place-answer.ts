@@ -2,7 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
-import { formatBytes } from './collect-files.ts';
+import { formatBytes } from '../util/format-bytes.ts';
 
 /** Answers longer than this are written to a file instead of filling the supervisor's context. */
 export const INLINE_ANSWER_LIMIT = 6_000;

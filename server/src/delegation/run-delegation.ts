@@ -6,7 +6,8 @@ import { createClient } from '../providers/create-client.ts';
 import { ProviderError, textOf, type GenerateResult } from '../providers/spec.ts';
 import type { EngineContext } from '../engine-context.ts';
 import { UserError } from '../util/user-error.ts';
-import { collectFiles, formatBytes, type CollectedFile } from './collect-files.ts';
+import { formatBytes } from '../util/format-bytes.ts';
+import { collectFiles, type CollectedFile } from './collect-files.ts';
 import { placeAnswer, resolveWriteTarget } from './place-answer.ts';
 
 export interface DelegateInput {

@@ -1,0 +1,78 @@
+// Large-read hook wall time (spawn → exit, stdin as Claude Code sends it) against a bare
+// `node -e 0` measured in the same run, interleaved.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { median } from './lib.mjs';
+
+const RUNS = 25;
+
+function timeSpawn(args, input, env) {
+  const started = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, args, { input, env });
+  if (result.status !== 0)
+    throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  return { ms: Number(process.hrtime.bigint() - started) / 1e6, stdout: String(result.stdout) };
+}
+
+export async function benchHookTime(root) {
+  const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-hook-'));
+  try {
+    const big = join(temp, 'big.log');
+    writeFileSync(
+      big,
+      `${'2026-11-30T03:00:00Z INFO request served in 12 ms by worker 7 of pool main, cache hit ratio 0.93, ok\n'.repeat(2_100)}`,
+    );
+    writeFileSync(join(temp, 'small.txt'), 'small\n');
+    const env = { PATH: process.env.PATH, HOME: temp, DELEGATE_HOME: join(temp, 'data') };
+    const hook = join(root, 'dist', 'pre-tool-use.cjs');
+    const payload = (tool_name, tool_input) =>
+      JSON.stringify({
+        session_id: 's',
+        cwd: temp,
+        hook_event_name: 'PreToolUse',
+        tool_name,
+        tool_input,
+        tool_use_id: 't',
+      });
+    const cases = [
+      ['Read of a 210 KB file (denied)', payload('Read', { file_path: big }), true],
+      ['Bash `git status` (passes)', payload('Bash', { command: 'git status --short' }), false],
+      [
+        'Bash `cat big.log | head -50` (passes, parsed)',
+        payload('Bash', { command: 'cat big.log | head -50' }),
+        false,
+      ],
+      ['Bash `cat big.log` (denied, parsed)', payload('Bash', { command: 'cat big.log' }), true],
+    ];
+    const samples = { bare: [], ...Object.fromEntries(cases.map(([name]) => [name, []])) };
+    for (const [name, input, denies] of cases) {
+      const { stdout } = timeSpawn([hook], input, env);
+      if (Boolean(stdout) !== denies)
+        throw new Error(`${name}: expected ${denies ? 'a denial' : 'no output'}, got ${stdout}`);
+    }
+    for (let run = 0; run < RUNS; run += 1) {
+      samples.bare.push(timeSpawn(['-e', '0'], '', env).ms);
+      for (const [name, input] of cases) samples[name].push(timeSpawn([hook], input, env).ms);
+    }
+    const bare = median(samples.bare);
+    return {
+      title: 'Large-read hook',
+      note: `Wall time of \`dist/pre-tool-use.cjs\` from spawn to exit with the PreToolUse JSON on stdin, against \`node -e 0\`; ${RUNS} interleaved runs each.`,
+      rows: [
+        ['bare `node -e 0` (median)', `${bare.toFixed(1)} ms`, 'baseline'],
+        ...cases.map(([name]) => {
+          const ms = median(samples[name]);
+          return [
+            `${name} (median)`,
+            `${ms.toFixed(1)} ms = ${(ms / bare).toFixed(2)}× bare`,
+            '≤ 1.3×',
+          ];
+        }),
+      ],
+    };
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,113 @@
+import { extname, isAbsolute, resolve } from 'node:path';
+import type { LargeReadSettings } from '../config/read-settings.ts';
+import type { classifyBash, StatFile } from './classify-bash.ts';
+import { bashReason, grepReason, readReason } from './deny-reason.ts';
+
+/** What Claude Code sends a PreToolUse hook on stdin (the fields the guard reads). */
+export interface PreToolUseInput {
+  tool_name?: unknown;
+  tool_input?: Record<string, unknown>;
+  cwd?: unknown;
+}
+
+export interface GuardFiles {
+  statFile: StatFile;
+  averageLineBytes(path: string): number;
+  /** The shell-command classifier, loaded by the entry only when a Bash call may need it. */
+  classifyBash?: typeof classifyBash;
+}
+
+export interface GuardDecision {
+  decision: 'deny' | 'ask';
+  reason: string;
+}
+
+/** Claude Code's Read returns at most this many lines when no limit is given. */
+const READ_DEFAULT_LINES = 2_000;
+/** ...and cuts longer lines at this many characters. */
+const READ_MAX_LINE_CHARS = 2_000;
+/** Claude Code shows these as images or documents, not as text in the context. */
+const NON_TEXT_EXTENSIONS = new Set(
+  ['png', 'jpg', 'jpeg', 'gif', 'webp', 'bmp', 'ico', 'tif', 'tiff', 'heic', 'avif', 'pdf'].map(
+    (ext) => `.${ext}`,
+  ),
+);
+
+/**
+ * Decides whether a Read, Bash or Grep call would pour a big file into the context.
+ * Returns undefined to let the call through (the default for anything not understood).
+ */
+export function guardLargeRead(
+  input: PreToolUseInput,
+  settings: LargeReadSettings,
+  files: GuardFiles,
+): GuardDecision | undefined {
+  if (settings.mode === 'off') return undefined;
+  const toolInput = input.tool_input ?? {};
+  const cwd = typeof input.cwd === 'string' ? input.cwd : process.cwd();
+  const reason =
+    input.tool_name === 'Read'
+      ? guardRead(toolInput, cwd, settings.thresholdBytes, files)
+      : input.tool_name === 'Bash'
+        ? guardBash(toolInput, cwd, settings.thresholdBytes, files)
+        : input.tool_name === 'Grep'
+          ? guardGrep(toolInput, cwd, settings.thresholdBytes, files.statFile)
+          : undefined;
+  return reason === undefined ? undefined : { decision: settings.mode, reason };
+}
+
+function guardRead(
+  toolInput: Record<string, unknown>,
+  cwd: string,
+  threshold: number,
+  files: GuardFiles,
+): string | undefined {
+  const path = absolutePath(toolInput.file_path, cwd);
+  if (!path || NON_TEXT_EXTENSIONS.has(extname(path).toLowerCase())) return undefined;
+  const size = files.statFile(path);
+  if (size === undefined || size <= threshold) return undefined;
+  const lineBytes = files.averageLineBytes(path);
+  const totalLines = Math.max(1, Math.round(size / lineBytes));
+  const requested = positiveNumber(toolInput.limit) ?? READ_DEFAULT_LINES;
+  const offset = positiveNumber(toolInput.offset) ?? 1;
+  const lines = Math.max(0, Math.min(requested, totalLines - offset + 1));
+  const covered = Math.min(size, lines * Math.min(lineBytes, READ_MAX_LINE_CHARS));
+  if (covered <= threshold) return undefined;
+  const sliceLines = Math.max(20, Math.min(READ_DEFAULT_LINES, Math.floor(threshold / lineBytes)));
+  return readReason(path, size, threshold, sliceLines);
+}
+
+function guardBash(
+  toolInput: Record<string, unknown>,
+  cwd: string,
+  threshold: number,
+  { statFile, classifyBash }: GuardFiles,
+): string | undefined {
+  if (typeof toolInput.command !== 'string' || !classifyBash) return undefined;
+  const verdict = classifyBash(toolInput.command, { cwd, thresholdBytes: threshold, statFile });
+  if (verdict.decision !== 'deny' || !verdict.path) return undefined;
+  return bashReason(verdict.reader ?? 'this command', verdict.path, verdict.bytes ?? 0, threshold);
+}
+
+function guardGrep(
+  toolInput: Record<string, unknown>,
+  cwd: string,
+  threshold: number,
+  statFile: StatFile,
+): string | undefined {
+  if (toolInput.output_mode !== 'content' || positiveNumber(toolInput.head_limit) !== undefined)
+    return undefined;
+  const path = absolutePath(toolInput.path, cwd);
+  const size = path === undefined ? undefined : statFile(path);
+  if (path === undefined || size === undefined || size <= threshold) return undefined;
+  return grepReason(path, size, threshold);
+}
+
+function absolutePath(value: unknown, cwd: string): string | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  return isAbsolute(value) ? value : resolve(cwd, value);
+}
+
+function positiveNumber(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+}

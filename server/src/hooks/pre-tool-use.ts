@@ -1,0 +1,50 @@
+/**
+ * PreToolUse entry (dist/pre-tool-use.cjs): the large-read guard.
+ *
+ * Failure policy: the guard saves money; it must never block work because of its own bug.
+ * Malformed input, a crash or any unexpected error ends in exit 0 with no output, which
+ * Claude Code treats as "no decision" (the call proceeds under the normal permissions); the
+ * error goes to stderr, which Claude Code keeps in its debug log. A hook that times out is
+ * treated the same way by Claude Code itself.
+ */
+import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
+import { largeReadSettings, readRawConfigs } from '../config/read-settings.ts';
+import { mayReadBigFile } from './bash-prefilter.ts';
+import { averageLineBytes, readStdin, regularFileSize } from './hook-io.ts';
+import { guardLargeRead, type PreToolUseInput } from './large-read-guard.ts';
+
+async function main(): Promise<void> {
+  if (process.env.DELEGATE_HOOK_CRASH_FOR_TEST === '1')
+    throw new Error('crash requested for a test');
+  const input = JSON.parse(readStdin()) as PreToolUseInput;
+  const env = process.env;
+  const cwd = typeof input.cwd === 'string' ? input.cwd : process.cwd();
+  const configs = readRawConfigs(resolveDataHome(env), resolveProjectDir(env, cwd));
+  const settings = largeReadSettings(configs, env);
+  const command = input.tool_name === 'Bash' ? input.tool_input?.command : undefined;
+  // The shell parser is most of the guard's code: load it only for commands that may need it.
+  const needsParser =
+    typeof command === 'string' &&
+    mayReadBigFile(command, cwd, settings.thresholdBytes, regularFileSize);
+  const decision = guardLargeRead(input, settings, {
+    statFile: regularFileSize,
+    averageLineBytes: (path) => averageLineBytes(path),
+    ...(needsParser ? { classifyBash: (await import('./classify-bash.ts')).classifyBash } : {}),
+  });
+  if (!decision) return;
+  process.stdout.write(
+    JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: decision.decision,
+        permissionDecisionReason: decision.reason,
+      },
+    }),
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `[delegate] large-read guard let the call through after an error: ${String(error)}\n`,
+  );
+});

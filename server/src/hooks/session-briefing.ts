@@ -1,0 +1,53 @@
+import type { BriefProfile } from '../config/read-settings.ts';
+import type { Environment } from '../config/paths.ts';
+import { awaitsReview, type JobSummary } from '../tasks/job-file.ts';
+
+const TOOL_PREFIX = 'mcp__plugin_delegate_workers__';
+const MAX_TASKS_LISTED = 8;
+
+/**
+ * The SessionStart briefing: the profiles ready to use and this project's tasks waiting for
+ * an answer or a review, in a few lines; undefined when there is nothing to say.
+ */
+export function sessionBriefing(options: {
+  profiles: readonly BriefProfile[];
+  defaultProfile: string | undefined;
+  jobs: readonly JobSummary[];
+  projectDir: string;
+  env: Environment;
+}): string | undefined {
+  const ready = options.profiles.filter(
+    (profile) => !profile.apiKeyEnv || options.env[profile.apiKeyEnv]?.trim(),
+  );
+  const waiting = options.jobs.filter(
+    (job) =>
+      job.project === options.projectDir && (job.state === 'needs_input' || awaitsReview(job)),
+  );
+  if (ready.length === 0 && waiting.length === 0) return undefined;
+  const lines = [
+    'delegate plugin: hand bulk reading and bounded work to worker models (tools ' +
+      `${TOOL_PREFIX}*).`,
+  ];
+  if (ready.length > 0) {
+    const listed = ready.map((profile) => {
+      const tag = profile.name === options.defaultProfile ? ' (default)' : '';
+      return `${profile.name}${tag}${profile.use ? ` — ${profile.use}` : ''}`;
+    });
+    lines.push(`Workers ready: ${listed.join('; ')}.`);
+  }
+  if (waiting.length > 0) {
+    lines.push('Tasks waiting for you:');
+    for (const job of waiting.slice(0, MAX_TASKS_LISTED)) lines.push(`- ${describeJob(job)}`);
+    if (waiting.length > MAX_TASKS_LISTED)
+      lines.push(`- …and ${waiting.length - MAX_TASKS_LISTED} more (task_status)`);
+  }
+  return lines.join('\n');
+}
+
+function describeJob(job: JobSummary): string {
+  if (job.state === 'needs_input') {
+    return `${job.id} needs an answer: ${JSON.stringify(job.question ?? '')} → task_answer`;
+  }
+  const verdict = job.state === 'done' && job.verdict ? ` (${job.verdict})` : '';
+  return `${job.id} ${job.state}${verdict}, not reviewed → task_result ${job.id}`;
+}

@@ -1,0 +1,106 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runClaude } from '../helpers/claude-cli.ts';
+import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { toolResults } from '../helpers/supervisor.ts';
+import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
+
+let world: TempEnv;
+let supervisor: FakeProvider | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+});
+afterEach(async () => {
+  await supervisor?.close();
+  supervisor = undefined;
+  world.cleanup();
+});
+
+const use = (id: string, name: string, input: Record<string, unknown>) => ({
+  toolUses: [{ id, name, input }],
+});
+
+describe('hooks inside the real Claude Code', () => {
+  it('blocks a whole Read and a `cat` of a 200 KB file with a reason naming the delegate tool; bounded reads pass', async () => {
+    const log = makeLog(200 * 1024);
+    const big = world.writeProjectFile('big.log', log);
+    const small = world.writeProjectFile('notes.txt', 'SMALL-FILE-CONTENT\n');
+    supervisor = await startFakeProvider({
+      respond: byAssistantTurn([
+        use('toolu_read_big', 'Read', { file_path: big }),
+        use('toolu_cat_big', 'Bash', { command: 'cat big.log', description: 'show log' }),
+        use('toolu_head_big', 'Bash', {
+          command: 'cat big.log | head -50',
+          description: 'show head',
+        }),
+        use('toolu_read_small', 'Read', { file_path: small }),
+        { text: 'Finished.' },
+      ]),
+    });
+    const run = await runClaude({
+      prompt: 'Look at big.log',
+      cwd: world.project,
+      home: world.home,
+      baseUrl: supervisor.url,
+      pluginDir: REPO_ROOT,
+      allowedTools: ['Bash', 'Read'],
+      env: { DELEGATE_HOME: world.dataHome },
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(supervisor.unscripted).toEqual([]);
+    const after = (index: number, id: string) => toolResults(supervisor!.requests[index]!).get(id);
+
+    const readBig = after(1, 'toolu_read_big');
+    expect(readBig?.isError).toBe(true);
+    expect(readBig?.text).toContain('mcp__plugin_delegate_workers__delegate');
+    expect(readBig?.text).toContain(`"files": [${JSON.stringify(big)}]`);
+    expect(readBig?.text).not.toContain(log.slice(0, 200));
+
+    const catBig = after(2, 'toolu_cat_big');
+    expect(catBig?.isError).toBe(true);
+    expect(catBig?.text).toContain('mcp__plugin_delegate_workers__delegate');
+
+    const headBig = after(3, 'toolu_head_big');
+    expect(headBig?.isError).toBe(false);
+    expect(headBig?.text).toContain(log.split('\n')[0]);
+
+    const readSmall = after(4, 'toolu_read_small');
+    expect(readSmall?.isError).toBe(false);
+    expect(readSmall?.text).toContain('SMALL-FILE-CONTENT');
+    expect(run.result?.result).toContain('Finished.');
+  });
+
+  it('puts the SessionStart briefing into the supervisor context when a task awaits review', async () => {
+    world.writeConfig({
+      profiles: {
+        local: {
+          format: 'openai',
+          baseUrl: 'http://127.0.0.1:11434/v1',
+          model: 'q',
+          local: true,
+          use: 'private work',
+        },
+      },
+    });
+    mkdirSync(join(world.dataHome, 'jobs', 't_review1'), { recursive: true });
+    writeFileSync(
+      join(world.dataHome, 'jobs', 't_review1', 'job.json'),
+      JSON.stringify({ id: 't_review1', project: world.project, state: 'done', verdict: 'passed' }),
+    );
+    supervisor = await startFakeProvider({ respond: byAssistantTurn([{ text: 'Hello.' }]) });
+    const run = await runClaude({
+      prompt: 'Hi',
+      cwd: world.project,
+      home: world.home,
+      baseUrl: supervisor.url,
+      pluginDir: REPO_ROOT,
+      env: { DELEGATE_HOME: world.dataHome },
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const firstRequest = JSON.stringify(supervisor.requests[0]!.body);
+    expect(firstRequest).toContain('Workers ready: local — private work.');
+    expect(firstRequest).toContain('t_review1 done (passed), not reviewed → task_result t_review1');
+  });
+});
