@@ -72,6 +72,32 @@ describe('hooks inside the real Claude Code', () => {
     expect(run.result?.result).toContain('Finished.');
   });
 
+  it('lets the call through when the guard hangs past its timeout (fail open)', async () => {
+    const big = world.writeProjectFile('big.log', makeLog(200 * 1024));
+    supervisor = await startFakeProvider({
+      respond: byAssistantTurn([
+        use('toolu_read_big', 'Read', { file_path: big }),
+        { text: 'Done.' },
+      ]),
+    });
+    const run = await runClaude({
+      prompt: 'Read big.log',
+      cwd: world.project,
+      home: world.home,
+      baseUrl: supervisor.url,
+      pluginDir: REPO_ROOT,
+      allowedTools: ['Read'],
+      env: { DELEGATE_HOME: world.dataHome, DELEGATE_HOOK_HANG_MS_FOR_TEST: '15000' },
+      timeoutMs: 60_000,
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const read = toolResults(supervisor.requests[1]!).get('toolu_read_big');
+    expect(read?.isError).toBe(false);
+    expect(read?.text).toContain('INFO request 0 served');
+    // Claude Code gave up on the hook at its 5 s timeout, not after the 15 s hang.
+    expect(run.wallMs).toBeLessThan(14_000);
+  });
+
   it('puts the SessionStart briefing into the supervisor context when a task awaits review', async () => {
     world.writeConfig({
       profiles: {

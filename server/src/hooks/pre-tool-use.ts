@@ -14,8 +14,7 @@ import { averageLineBytes, readStdin, regularFileSize } from './hook-io.ts';
 import { guardLargeRead, type PreToolUseInput } from './large-read-guard.ts';
 
 async function main(): Promise<void> {
-  if (process.env.DELEGATE_HOOK_CRASH_FOR_TEST === '1')
-    throw new Error('crash requested for a test');
+  simulateFaultsForTest(process.env);
   const input = JSON.parse(readStdin()) as PreToolUseInput;
   const env = process.env;
   const cwd = typeof input.cwd === 'string' ? input.cwd : process.cwd();
@@ -48,3 +47,10 @@ main().catch((error: unknown) => {
     `[delegate] large-read guard let the call through after an error: ${String(error)}\n`,
   );
 });
+
+/** Lets tests exercise the failure policy: a crash, or a hang longer than the hook timeout. */
+function simulateFaultsForTest(env: NodeJS.ProcessEnv): void {
+  if (env.DELEGATE_HOOK_CRASH_FOR_TEST === '1') throw new Error('crash requested for a test');
+  const hangMs = Number(env.DELEGATE_HOOK_HANG_MS_FOR_TEST ?? 0);
+  if (hangMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, hangMs);
+}
