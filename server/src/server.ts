@@ -1,7 +1,12 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { EngineContext } from './engine-context.ts';
-import type { ToolDefinition } from './tools/define-tool.ts';
+import type { ToolCall, ToolDefinition } from './tools/define-tool.ts';
 import { UserError } from './util/user-error.ts';
 
 export const SERVER_NAME = 'delegate-workers';
@@ -34,19 +39,39 @@ export function createServer(dependencies: ServerDependencies): McpServer {
         inputSchema: tool.inputSchema,
         annotations: { title: tool.title, ...tool.annotations },
       },
-      async (input: unknown) => runTool(tool, input, dependencies),
+      async (input: unknown, extra: ToolExtra) =>
+        runTool(tool, input, dependencies, toolCall(extra)),
     );
   }
   return server;
+}
+
+type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+function toolCall(extra: ToolExtra): ToolCall {
+  const progressToken = extra._meta?.progressToken;
+  return {
+    signal: extra.signal,
+    reportProgress: async (message, progress, total) => {
+      if (progressToken === undefined) return;
+      await extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, progress, message, ...(total !== undefined ? { total } : {}) },
+        })
+        .catch(() => undefined);
+    },
+  };
 }
 
 async function runTool(
   tool: ToolDefinition,
   input: unknown,
   { context, log }: ServerDependencies,
+  call: ToolCall,
 ): Promise<CallToolResult> {
   try {
-    const text = await tool.handler(input as never, context);
+    const text = await tool.handler(input as never, context, call);
     return { content: [{ type: 'text', text }] };
   } catch (error) {
     if (error instanceof UserError) return errorResult(error.message);

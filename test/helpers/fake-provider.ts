@@ -25,6 +25,8 @@ export interface FakeMessageReply {
   chunkDelayMs?: number;
   chunkSize?: number;
   headers?: Record<string, string>;
+  /** Destroy the connection after this many SSE events (a stream cut mid-way). */
+  cutAfterEvents?: number;
 }
 export type FakeReply =
   | FakeMessageReply
@@ -37,6 +39,8 @@ export type FakeReply =
     }
   /** Accept the request, send headers, then never write more until closed. */
   | { kind: 'hang' }
+  /** Sends `body` as is (e.g. malformed SSE), with status 200 unless given. */
+  | { kind: 'raw'; body: string; status?: number; contentType?: string }
   /** Destroy the socket before any response headers. */
   | { kind: 'reset' };
 export type WireFormat = 'openai' | 'anthropic';
@@ -130,6 +134,12 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       return sendJson(res, 500, errorBody(format, message, 'fake_unscripted'));
     }
     if (reply.kind === 'reset') return void res.socket?.destroy();
+    if (reply.kind === 'raw') {
+      res.writeHead(reply.status ?? 200, {
+        'content-type': reply.contentType ?? 'text/event-stream',
+      });
+      return void res.end(reply.body);
+    }
     if (reply.kind === 'hang') {
       const type = request.body?.stream === true ? 'text/event-stream' : 'application/json';
       res.writeHead(200, { 'content-type': type });
@@ -159,6 +169,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     for (const [i, event] of events.entries()) {
       if (i > 0 && reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
       if (res.destroyed) return;
+      // A connection cut mid-stream, e.g. in the middle of a tool call's JSON.
+      if (reply.cutAfterEvents !== undefined && i >= reply.cutAfterEvents) {
+        await new Promise<void>((resolve) => res.write('', () => resolve()));
+        return void res.socket?.destroy();
+      }
       res.write(event);
     }
     res.end();

@@ -137,7 +137,7 @@ describe('delegate over stdio', () => {
     });
     server = await startServer(world.env);
     const { text } = await server.callText('delegate', { task: 'Hi' });
-    expect(text).toContain('model asked-model (answered by gpt-routed)');
+    expect(text).toContain('model asked-model (answered by gpt-routed: NOT the model asked for)');
   });
 
   it('uses the environment-only profile', async () => {

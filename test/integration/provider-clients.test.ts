@@ -36,7 +36,7 @@ describe('openai client', () => {
     });
     const result = await client.generate(request);
     expect(result.content).toEqual([
-      { type: 'thinking', thinking: 'Let me think.' },
+      { type: 'thinking', thinking: 'Let me think.', model: 'routed' },
       { type: 'text', text: 'Hi there, this is a longer streamed answer.' },
     ]);
     expect(result.usage).toEqual({
@@ -73,14 +73,14 @@ describe('openai client', () => {
   });
 
   it('aborts a stream that goes silent, after the idle timeout', async () => {
-    fake = await startFakeProvider({ respond: [{ kind: 'hang' }] });
+    fake = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
     const client = createClient('openai', { baseUrl: fake.openaiBaseUrl, model: 'm' });
     const started = Date.now();
     const error = await client
-      .generate(request, { idleTimeoutMs: 300 })
+      .generate(request, { idleTimeoutMs: 300, retry: { maxAttempts: 1 } })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).kind).toBe('timeout');
+    expect((error as ProviderError).kind).toBe('stalled');
     expect((error as Error).message).toMatch(/sent nothing for 300 ms; the call was aborted/);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
@@ -111,7 +111,12 @@ describe('anthropic client', () => {
     });
     const result = await client.generate(request);
     expect(result.content).toEqual([
-      { type: 'thinking', thinking: 'Reasoning', signature: 'fake-signature' },
+      {
+        type: 'thinking',
+        thinking: 'Reasoning',
+        signature: 'fake-signature',
+        model: 'claude-like',
+      },
       { type: 'text', text: 'Answer text' },
     ]);
     expect(result.usage).toMatchObject({ inputTokens: 20, outputTokens: 9, cachedInputTokens: 4 });
@@ -120,13 +125,21 @@ describe('anthropic client', () => {
     expect(sent.pathname).toBe('/v1/messages');
     expect(sent.headers['x-api-key']).toBe('ak');
     expect(sent.headers.authorization).toBeUndefined();
+    // Prompt-caching breakpoints on the system prompt and the latest turn.
     expect(sent.body).toMatchObject({
       model: 'claude-like',
-      system: 'Be brief.',
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
       max_tokens: 100,
       stream: true,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'Hello', cache_control: { type: 'ephemeral' } }],
+        },
+      ],
     });
+    // The caller's request was not touched.
+    expect(request.messages[0]!.content[0]).toEqual({ type: 'text', text: 'Hello' });
   });
 
   it('returns the endpoint own message for an HTTP error', async () => {

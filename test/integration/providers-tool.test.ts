@@ -83,11 +83,13 @@ describe('providers', () => {
     server = await startServer(world.env);
     const { text } = await server.callText('providers', { check: true });
     expect(text).toMatch(
-      /- up: [^\n]*\n {2}check: reachable in \d+ ms; serves qwen-b; models: qwen-a, qwen-b/,
+      /- up: [^\n]*\n(?: {2}[^\n]*\n)* {2}check: reachable in \d+ ms; serves qwen-b; models: qwen-a, qwen-b/,
     );
-    expect(text).toMatch(/- wrong: [^\n]*\n {2}check: reachable in \d+ ms; does NOT list claude-x/);
     expect(text).toMatch(
-      /- down: [^\n]*\n {2}check: FAILED: Cannot reach http:\/\/127\.0\.0\.1:2\/v1\/models \(ECONNREFUSED\)/,
+      /- wrong: [^\n]*\n(?: {2}[^\n]*\n)* {2}check: reachable in \d+ ms; does NOT list claude-x/,
+    );
+    expect(text).toMatch(
+      /- down: [^\n]*\n(?: {2}[^\n]*\n)* {2}check: FAILED: Cannot reach http:\/\/127\.0\.0\.1:2\/v1\/models \(ECONNREFUSED\)/,
     );
     expect(text).toContain('Profiles (default: none — pass profile or set defaultProfile;');
   });

@@ -26,19 +26,26 @@ const EXPECTED_ANNOTATIONS = {
     idempotentHint: false,
     openWorldHint: true,
   },
+  delegate_batch: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: true,
+  },
   providers: {
     readOnlyHint: true,
     destructiveHint: false,
     idempotentHint: true,
     openWorldHint: true,
   },
+  usage: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
 
 describe('the MCP server over stdio', () => {
   it('lists its tools with all four annotations, within the size budget', async () => {
     server = await startServer(world.env);
     const { tools } = await server.client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['delegate', 'providers']);
+    expect(tools.map((tool) => tool.name)).toEqual(Object.keys(EXPECTED_ANNOTATIONS));
     for (const tool of tools) {
       expect(tool.annotations).toMatchObject(
         EXPECTED_ANNOTATIONS[tool.name as keyof typeof EXPECTED_ANNOTATIONS],

@@ -15,6 +15,8 @@ export interface ResolvedProfile extends Profile {
 
 export interface LoadedConfig {
   profiles: ReadonlyMap<string, ResolvedProfile>;
+  /** Spending caps; the project file's values win per field. */
+  budget: { dailyUsd?: number; perTaskUsd?: number };
   /** The default named by a config file, if any (validated to exist). */
   defaultProfile?: string;
   /** Config files that were found and read. */
@@ -30,6 +32,7 @@ export function loadConfig(dataHome: string, projectDir: string, env: Environmen
   const profiles = new Map<string, ResolvedProfile>();
   const files: string[] = [];
   let defaultProfile: { name: string; file: string } | undefined;
+  let budget: LoadedConfig['budget'] = {};
   const layers: Array<[string, ProfileSource]> = [
     [configPath(dataHome), 'config'],
     [projectConfigPath(projectDir), 'project'],
@@ -42,7 +45,9 @@ export function loadConfig(dataHome: string, projectDir: string, env: Environmen
       profiles.set(name, { ...profile, name, source, origin: file });
     }
     if (config.defaultProfile) defaultProfile = { name: config.defaultProfile, file };
+    budget = { ...budget, ...config.budget };
   }
+  checkFailoverChains(profiles);
   const envProfile = readEnvProfile(env);
   if (envProfile && !profiles.has(ENV_PROFILE_NAME)) profiles.set(ENV_PROFILE_NAME, envProfile);
   if (defaultProfile && !profiles.has(defaultProfile.name)) {
@@ -53,6 +58,7 @@ export function loadConfig(dataHome: string, projectDir: string, env: Environmen
   }
   return {
     profiles,
+    budget,
     defaultProfile: defaultProfile?.name,
     files,
     configFile: configPath(dataHome),
@@ -147,4 +153,34 @@ function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
 
 export function listNames(profiles: ReadonlyMap<string, unknown>): string {
   return profiles.size ? [...profiles.keys()].join(', ') : 'none';
+}
+
+/**
+ * A local profile never fails over (its data must stay on this machine) and is never the
+ * failover target of a non-local one (the chain would pull a cloud call onto it); chains only
+ * name existing profiles.
+ */
+function checkFailoverChains(profiles: ReadonlyMap<string, ResolvedProfile>): void {
+  for (const profile of profiles.values()) {
+    const chain = profile.failover ?? [];
+    const where = `Invalid config in ${profile.origin}: profiles.${profile.name}.failover`;
+    if (chain.length > 0 && profile.local) {
+      throw new UserError(
+        `${where}: a local profile never fails over (its data stays on this machine). Remove the failover list.`,
+      );
+    }
+    for (const target of chain) {
+      const next = profiles.get(target);
+      if (!next || target === profile.name) {
+        throw new UserError(
+          `${where}: "${target}" is not another profile (profiles: ${listNames(profiles)}).`,
+        );
+      }
+      if (next.local) {
+        throw new UserError(
+          `${where}: "${target}" is local; a cloud profile never fails over to a local one. Remove it from the list.`,
+        );
+      }
+    }
+  }
 }

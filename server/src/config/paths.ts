@@ -36,3 +36,11 @@ export function resultsDir(dataHome: string): string {
 export function jobsDir(dataHome: string): string {
   return join(dataHome, 'jobs');
 }
+
+export function slotsDir(dataHome: string): string {
+  return join(dataHome, 'slots');
+}
+
+export function budgetLockPath(dataHome: string): string {
+  return join(dataHome, 'budget', 'lock');
+}

@@ -13,6 +13,13 @@ const httpUrl = z
     error: 'must be an http(s) URL such as "http://127.0.0.1:11434/v1"',
   });
 
+const usdPerMTok = z.number({ error: 'must be USD per million tokens, e.g. 0.6' }).nonnegative();
+const priceSchema = z.strictObject({
+  inputPerMTok: usdPerMTok,
+  outputPerMTok: usdPerMTok,
+  cachedInputPerMTok: usdPerMTok.optional(),
+});
+
 /** One named worker. Field names are the contract of `config.json` (camelCase). */
 export const profileSchema = z.strictObject({
   format: z.enum(PROFILE_FORMATS, {
@@ -33,6 +40,21 @@ export const profileSchema = z.strictObject({
     .optional(),
   maxOutputTokens: z.int({ error: 'must be a whole number of tokens' }).positive().optional(),
   maxInputKb: z.int({ error: 'must be a whole number of KB' }).positive().optional(),
+  pool: z
+    .int({ error: 'must be the number of calls this worker may run at once' })
+    .positive()
+    .optional(),
+  poolKey: z.string({ error: 'must name the pool shared with other profiles' }).min(1).optional(),
+  failover: z
+    .array(z.string(), { error: 'must list profile names to try, in order, e.g. ["code"]' })
+    .optional(),
+  price: priceSchema.optional(),
+  promptCache: z.boolean({ error: 'must be true or false' }).optional(),
+  reasoning: z
+    .enum(['auto', 'always', 'never'], {
+      error: 'must be "auto", "always" or "never" (replay of reasoning)',
+    })
+    .optional(),
 });
 export type Profile = z.infer<typeof profileSchema>;
 
@@ -54,5 +76,11 @@ export const configSchema = z.strictObject({
     )
     .optional(),
   largeRead: largeReadSchema.optional(),
+  budget: z
+    .strictObject({
+      dailyUsd: z.number({ error: 'must be a number of USD, e.g. 5' }).positive().optional(),
+      perTaskUsd: z.number({ error: 'must be a number of USD, e.g. 1' }).positive().optional(),
+    })
+    .optional(),
 });
 export type ConfigFile = z.infer<typeof configSchema>;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -15,7 +16,7 @@ const PREVIEW_CHARS = 600;
  */
 export async function placeAnswer(
   answer: string,
-  options: { target?: string; resultsDir: string; now: Date },
+  options: { target?: string; resultsDir: string; now: Date; inlineLimit?: number },
 ): Promise<string> {
   if (options.target !== undefined) {
     const target = options.target;
@@ -25,11 +26,9 @@ export async function placeAnswer(
       `Preview:\n${preview(answer)}`
     );
   }
-  if (answer.length <= INLINE_ANSWER_LIMIT) return answer;
-  const file = join(
-    options.resultsDir,
-    `${options.now.toISOString().replace(/[:.]/g, '-')}-${process.pid}.md`,
-  );
+  if (answer.length <= (options.inlineLimit ?? INLINE_ANSWER_LIMIT)) return answer;
+  const stamp = options.now.toISOString().replace(/[:.]/g, '-');
+  const file = join(options.resultsDir, `${stamp}-${randomUUID().slice(0, 8)}.md`);
   await writeFileAtomic(file, answer);
   return (
     `${preview(answer)}\n\n[The answer is ${formatBytes(Buffer.byteLength(answer))}; the whole of it is in ${file}. ` +

@@ -1,9 +1,9 @@
 import { loadConfig, type ResolvedProfile } from '../config/load-config.ts';
-import { endpointFor } from '../config/profile-endpoint.ts';
 import { resolveProfile } from '../config/resolve-profile.ts';
 import { resultsDir } from '../config/paths.ts';
-import { createClient } from '../providers/create-client.ts';
-import { ProviderError, textOf, type GenerateResult } from '../providers/spec.ts';
+import { callModel, type ModelCallResult } from '../engine/call-model.ts';
+import { isSameModel } from '../providers/reasoning.ts';
+import { textOf, type GenerateResult } from '../providers/spec.ts';
 import type { EngineContext } from '../engine-context.ts';
 import { UserError } from '../util/user-error.ts';
 import { formatBytes } from '../util/format-bytes.ts';
@@ -16,6 +16,8 @@ export interface DelegateInput {
   profile?: string;
   writeTo?: string;
   maxOutputTokens?: number;
+  /** Answers longer than this go to a file (batches share a smaller budget). */
+  inlineLimit?: number;
 }
 
 export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
@@ -32,43 +34,44 @@ const SYSTEM_PROMPT = [
  * One-shot delegation: files go from disk to the worker, never through the supervisor; the
  * supervisor gets the answer (or a preview and a path) and one usage line.
  */
-export async function runDelegation(input: DelegateInput, context: EngineContext): Promise<string> {
+export async function runDelegation(
+  input: DelegateInput,
+  context: EngineContext,
+  signal?: AbortSignal,
+): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const profile = await resolveProfile(config, input.profile, context.env, context.discover);
-  const endpoint = endpointFor(profile, context.env);
   const capBytes = (profile.maxInputKb ?? DEFAULT_MAX_INPUT_KB) * 1024;
   const files = await collectFiles(input.files ?? [], context.projectDir, capBytes);
   const target =
     input.writeTo === undefined
       ? undefined
       : await resolveWriteTarget(input.writeTo, context.projectDir);
-  const client = createClient(profile.format, endpoint);
-  let result: GenerateResult;
-  try {
-    result = await client.generate({
-      system: SYSTEM_PROMPT,
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: buildPrompt(input.task, files) }] },
-      ],
-      maxOutputTokens:
-        input.maxOutputTokens ?? profile.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
-    });
-  } catch (error) {
-    if (error instanceof ProviderError) {
-      throw new UserError(
-        `Worker profile "${profile.name}" (${describeProfile(profile)}) failed: ${error.message}`,
-      );
-    }
-    throw error;
-  }
-  const answer = textOf(result.content).trim();
-  if (!answer) throw new UserError(emptyAnswerMessage(profile, result));
+  const served = await callModel(
+    {
+      profile,
+      request: {
+        system: SYSTEM_PROMPT,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: buildPrompt(input.task, files) }] },
+        ],
+        maxOutputTokens:
+          input.maxOutputTokens ?? profile.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      },
+      bytesSent: files.reduce((sum, file) => sum + file.bytes, 0),
+      ...(signal ? { signal } : {}),
+    },
+    context,
+  );
+  const answer = textOf(served.result.content).trim();
+  if (!answer) throw new UserError(emptyAnswerMessage(served.profile, served.result));
   const shown = await placeAnswer(answer, {
     ...(target !== undefined ? { target } : {}),
     resultsDir: resultsDir(context.dataHome),
     now: context.now(),
+    ...(input.inlineLimit ? { inlineLimit: input.inlineLimit } : {}),
   });
-  return `${shown}\n\n${usageLine(profile, result, files)}`;
+  return `${shown}\n\n${usageLine(served, files)}`;
 }
 
 export function buildPrompt(task: string, files: readonly CollectedFile[]): string {
@@ -79,15 +82,14 @@ export function buildPrompt(task: string, files: readonly CollectedFile[]): stri
   return [...documents, `<task>\n${task}\n</task>`].join('\n\n');
 }
 
-function usageLine(
-  profile: ResolvedProfile,
-  result: GenerateResult,
-  files: readonly CollectedFile[],
-): string {
+function usageLine(served: ModelCallResult, files: readonly CollectedFile[]): string {
+  const { profile, result } = served;
   const model =
     result.modelAnswered === profile.model
       ? profile.model
-      : `${profile.model} (answered by ${result.modelAnswered})`;
+      : isSameModel(profile.model, result.modelAnswered)
+        ? `${profile.model} (answered by ${result.modelAnswered})`
+        : `${profile.model} (answered by ${result.modelAnswered}: NOT the model asked for)`;
   const { usage } = result;
   const sent = files.reduce((sum, file) => sum + file.bytes, 0);
   const parts = [
@@ -96,6 +98,10 @@ function usageLine(
     `${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out tokens`,
     `${(result.latencyMs / 1000).toFixed(1)} s`,
     `sent ${formatBytes(sent)} from ${files.length} file${files.length === 1 ? '' : 's'}`,
+    ...(served.costUsd > 0 ? [`$${served.costUsd.toFixed(4)}`] : []),
+    ...(result.attempts > 1 ? [`${result.attempts} attempts`] : []),
+    ...(served.failedOverFrom ? [`failed over from ${served.failedOverFrom}`] : []),
+    ...(result.routedVia ? [`routed via ${result.routedVia}`] : []),
   ];
   const discovered =
     profile.source === 'discovered' ? ` (${profile.origin}; add a profile to pin it)` : '';
@@ -109,8 +115,4 @@ function emptyAnswerMessage(profile: ResolvedProfile, result: GenerateResult): s
       ? `it stopped at the output limit${thought ? ' while still reasoning' : ''}; raise max_output_tokens`
       : `stop reason: ${result.rawStopReason ?? 'none'}; try again or use another profile`;
   return `Worker profile "${profile.name}" (model ${result.modelAnswered}) returned no answer text (${why}).`;
-}
-
-function describeProfile(profile: ResolvedProfile): string {
-  return `${profile.format}, model ${profile.model} at ${profile.baseUrl}`;
 }

@@ -1,14 +1,40 @@
 import type { ProfileFormat } from '../config/schema.ts';
 import { createAnthropicClient } from './anthropic/anthropic-client.ts';
 import { createOpenAiClient } from './openai/openai-client.ts';
-import type { Endpoint, ModelClient } from './spec.ts';
+import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
+import type {
+  CallOptions,
+  Endpoint,
+  GenerateRequest,
+  GenerateResult,
+  ModelClient,
+} from './spec.ts';
 
 const FACTORIES: Record<ProfileFormat, (endpoint: Endpoint) => ModelClient> = {
   openai: createOpenAiClient,
   anthropic: createAnthropicClient,
 };
 
-/** The adapter for a profile's wire format. */
+/**
+ * The adapter for a profile's wire format, with retries around every call. Gateways are
+ * asked not to retry on their own (LiteLLM's `x-litellm-num-retries`), so retries never
+ * multiply; a profile's own headers win.
+ */
 export function createClient(format: ProfileFormat, endpoint: Endpoint): ModelClient {
-  return FACTORIES[format](endpoint);
+  const adapter = FACTORIES[format]({
+    ...endpoint,
+    headers: { 'x-litellm-num-retries': '0', ...endpoint.headers },
+  });
+  return {
+    ...adapter,
+    async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
+      const policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+      const { value, attempts } = await withRetries(
+        () => adapter.generate(request, options),
+        policy,
+        options.signal,
+      );
+      return { ...value, attempts };
+    },
+  };
 }

@@ -4,6 +4,9 @@ import { describeAuth, endpointFor } from '../config/profile-endpoint.ts';
 import { noWorkerMessage, resolveProfile } from '../config/resolve-profile.ts';
 import type { EngineContext } from '../engine-context.ts';
 import { errorMessage } from '../util/user-error.ts';
+import { slotsDir } from '../config/paths.ts';
+import { poolKeyOf, poolSizeOf } from '../engine/pool-key.ts';
+import { poolHolders, type PoolHolder } from '../engine/pool.ts';
 import { createClient } from './create-client.ts';
 import { ProviderError } from './spec.ts';
 
@@ -52,6 +55,7 @@ async function describeProfile(
   check: boolean,
   isDefault: boolean,
 ): Promise<string> {
+  const holders = poolHolders(slotsDir(context.dataHome));
   const facts = [
     profile.format,
     `model ${profile.model}`,
@@ -62,6 +66,8 @@ async function describeProfile(
   ];
   const lines = [`- ${profile.name}${isDefault ? ' (default)' : ''}: ${facts.join(' · ')}`];
   if (profile.use) lines.push(`  use: ${profile.use}`);
+  lines.push(`  pool: ${describePool(profile, holders)}`);
+  if (profile.failover?.length) lines.push(`  failover: ${profile.failover.join(' → ')}`);
   if (check) lines.push(`  check: ${await checkProfile(profile, context)}`);
   return lines.join('\n');
 }
@@ -87,4 +93,14 @@ async function checkProfile(profile: ResolvedProfile, context: EngineContext): P
     }
     return `FAILED: ${errorMessage(error)}`;
   }
+}
+
+function describePool(profile: ResolvedProfile, holders: readonly PoolHolder[]): string {
+  const key = poolKeyOf(profile);
+  const busy = holders.filter((holder) => holder.poolKey === key);
+  const who = busy.map(
+    (holder) =>
+      `pid ${holder.pid}${holder.label ? ` (${holder.label})` : ''} since ${holder.since}`,
+  );
+  return `"${key}" ${busy.length}/${poolSizeOf(profile)} busy${who.length ? `: ${who.join(', ')}` : ''}`;
 }

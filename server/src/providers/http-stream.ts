@@ -14,7 +14,7 @@ export interface StreamHandlers {
  * POSTs JSON and feeds the SSE reply to `handlers`, with idle and total timeouts that really
  * abort the stream. The timers are our own (Node 18/20 lose `AbortSignal.timeout` inside
  * `AbortSignal.any` after garbage collection). Non-2xx replies become a `ProviderError`
- * carrying the endpoint's own message.
+ * carrying the endpoint's own message and any Retry-After it sent.
  */
 export async function postStream(
   url: string,
@@ -25,13 +25,20 @@ export async function postStream(
   const controller = new AbortController();
   const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const totalMs = options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS;
-  let timedOut: string | undefined;
-  const abortFor = (reason: string) => () => {
-    timedOut = reason;
+  let timedOut: ProviderError | undefined;
+  const abortWith = (error: ProviderError) => () => {
+    timedOut = error;
     controller.abort();
   };
-  const totalTimer = setTimeout(abortFor(`took longer than ${totalMs} ms in total`), totalMs);
-  let idleTimer = setTimeout(abortFor(`sent nothing for ${idleMs} ms`), idleMs);
+  const stalled = () =>
+    new ProviderError(`${url} sent nothing for ${idleMs} ms; the call was aborted.`, 'stalled');
+  const totalTimer = setTimeout(
+    abortWith(
+      new ProviderError(`${url} took longer than ${totalMs} ms; the call was aborted.`, 'timeout'),
+    ),
+    totalMs,
+  );
+  let idleTimer = setTimeout(abortWith(stalled()), idleMs);
   const onOuterAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   let isStreaming = false;
@@ -50,7 +57,7 @@ export async function postStream(
     let jsonText = '';
     for await (const chunk of response.body ?? []) {
       clearTimeout(idleTimer);
-      idleTimer = setTimeout(abortFor(`sent nothing for ${idleMs} ms`), idleMs);
+      idleTimer = setTimeout(abortWith(stalled()), idleMs);
       const text = decoder.decode(chunk as Uint8Array, { stream: true });
       if (isJson) jsonText += text;
       else parser.feed(text);
@@ -59,7 +66,7 @@ export async function postStream(
     return response.headers;
   } catch (error) {
     if (error instanceof ProviderError) throw error;
-    if (timedOut) throw new ProviderError(`${url} ${timedOut}; the call was aborted.`, 'timeout');
+    if (timedOut) throw timedOut;
     if (options.signal?.aborted)
       throw new ProviderError(`Call to ${url} was cancelled.`, 'aborted');
     if (isStreaming) {
@@ -106,6 +113,21 @@ export function parseJson(url: string, text: string): unknown {
   }
 }
 
+/** Routing facts a gateway reports in response headers (LiteLLM, Bifrost, OpenRouter, Portkey). */
+export function routingFacts(headers: Headers): string | undefined {
+  const facts: string[] = [];
+  headers.forEach((value, name) => {
+    if (
+      /^x-(litellm|bifrost|openrouter|portkey)-.*(model|provider|deployment|route|api-base)/i.test(
+        name,
+      )
+    ) {
+      facts.push(`${name}: ${value}`);
+    }
+  });
+  return facts.length ? facts.sort().join('; ') : undefined;
+}
+
 async function httpError(url: string, response: Response): Promise<ProviderError> {
   const body = await response.text().catch(() => '');
   let detail = body.trim().slice(0, 500);
@@ -122,7 +144,21 @@ async function httpError(url: string, response: Response): Promise<ProviderError
     `${url} answered HTTP ${response.status}${detail ? `: ${detail}` : ''}${hint ? ` — ${hint}` : ''}`,
     'http',
     response.status,
+    retryAfterMs(response.headers),
   );
+}
+
+/** `retry-after-ms` (milliseconds), else `Retry-After` (seconds or an HTTP date). */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const milliseconds = Number(headers.get('retry-after-ms'));
+  if (headers.has('retry-after-ms') && Number.isFinite(milliseconds) && milliseconds >= 0)
+    return milliseconds;
+  const value = headers.get('retry-after');
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (value.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 const HTTP_HINTS: Record<number, string> = {
@@ -136,6 +172,6 @@ function connectionError(url: string, error: unknown): ProviderError {
   const code = cause?.code ?? cause?.message ?? (error as Error).message;
   return new ProviderError(
     `Cannot reach ${url} (${code}). Is the server running and is baseUrl right?`,
-    'unreachable',
+    code === 'ECONNREFUSED' ? 'refused' : 'unreachable',
   );
 }

@@ -8,7 +8,17 @@ import { UserError } from '../util/user-error.ts';
 export type Block =
   | { type: 'text'; text: string }
   /** Reasoning, kept with its signature so it can be replayed intact where a model needs it. */
-  | { type: 'thinking'; thinking: string; signature?: string };
+  /** `model`: who produced it, so it is replayed only to that model (and only where needed). */
+  | { type: 'thinking'; thinking: string; signature?: string; model?: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; toolUseId: string; content: string; isError?: boolean };
+
+/** A tool the model may call; `inputSchema` is a JSON Schema object. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
 
 export interface Message {
   role: 'user' | 'assistant';
@@ -18,6 +28,7 @@ export interface Message {
 export interface GenerateRequest {
   system?: string;
   messages: Message[];
+  tools?: ToolSpec[];
   maxOutputTokens: number;
 }
 
@@ -38,15 +49,30 @@ export interface GenerateResult {
   usage: Usage;
   /** The model that actually answered (response `model`), which may differ from the one asked for. */
   modelAnswered: string;
+  /** Gateway routing facts from response headers (e.g. the deployment a gateway chose). */
+  routedVia?: string;
   latencyMs: number;
+  /** HTTP attempts this result took (1 = no retry). */
+  attempts: number;
 }
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** Abort when no byte arrives for this long. */
+  /** Abort an attempt when no byte arrives for this long. */
   idleTimeoutMs?: number;
-  /** Abort when the whole call takes longer than this. */
+  /** Abort an attempt that takes longer than this in total. */
   totalTimeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+}
+
+/** Retries of 429/5xx/529, connection errors, stalls and broken streams. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Time budget for all waiting between attempts. */
+  maxWaitMs: number;
 }
 
 /** Where and how to reach one model. Keys arrive here resolved; they never travel further. */
@@ -55,6 +81,13 @@ export interface Endpoint {
   model: string;
   apiKey?: string;
   headers?: Readonly<Record<string, string>>;
+  /** Add `cache_control` breakpoints (system, tools, latest turn). */
+  promptCache?: boolean;
+  /**
+   * Send earlier reasoning back with the conversation: `auto` does so only for models known
+   * to require it (DeepSeek, Kimi, MiniMax thinking models), `never` for endpoints that reject it.
+   */
+  replayReasoning?: 'auto' | 'always' | 'never';
 }
 
 export interface ModelClient {
@@ -64,7 +97,9 @@ export interface ModelClient {
   listModels?(options?: CallOptions): Promise<string[]>;
 }
 
-export type ProviderErrorKind = 'http' | 'unreachable' | 'timeout' | 'protocol' | 'aborted';
+/** `stalled`: no byte within the idle timeout; `timeout`: the attempt's total time ran out; `refused`: nothing listens. */
+export type ProviderErrorKind =
+  'http' | 'refused' | 'unreachable' | 'stalled' | 'timeout' | 'protocol' | 'aborted';
 
 /** A failed call, with the endpoint's own words where it gave any. */
 export class ProviderError extends UserError {
@@ -72,6 +107,10 @@ export class ProviderError extends UserError {
     message: string,
     readonly kind: ProviderErrorKind,
     readonly status?: number,
+    /** How long the endpoint asked us to wait before trying again (Retry-After, retry-after-ms). */
+    readonly retryAfterMs?: number,
+    /** Attempts made before giving up. */
+    public attempts = 1,
   ) {
     super(message);
   }

@@ -20,7 +20,19 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   description: string;
   inputSchema: Shape;
   annotations: ToolAnnotations;
-  handler(input: z.infer<z.ZodObject<Shape>>, context: EngineContext): Promise<string>;
+  handler(
+    input: z.infer<z.ZodObject<Shape>>,
+    context: EngineContext,
+    call: ToolCall,
+  ): Promise<string>;
+}
+
+/** What a running tool call can do besides returning: notice cancellation, report progress. */
+export interface ToolCall {
+  /** Aborted when the client cancels the call. */
+  signal: AbortSignal;
+  /** Sends an MCP progress notification when the client asked for them; a no-op otherwise. */
+  reportProgress(message: string, progress: number, total?: number): Promise<void>;
 }
 
 export function defineTool<Shape extends z.ZodRawShape>(

@@ -1,6 +1,41 @@
 import { z } from 'zod';
-import { runDelegation } from '../delegation/run-delegation.ts';
+import { runDelegation, type DelegateInput } from '../delegation/run-delegation.ts';
 import { defineTool } from './define-tool.ts';
+import { withHeartbeat } from './heartbeat.ts';
+
+/** The fields of one delegation; `delegate_batch` jobs take the same ones. */
+export const DELEGATE_FIELDS = {
+  task: z
+    .string()
+    .min(1)
+    .describe('What the worker should do, e.g. "List every ERROR with its time and likely cause".'),
+  files: z
+    .array(z.string().min(1))
+    .max(200)
+    .optional()
+    .describe(
+      'Paths or globs under the project (relative or absolute) whose full text goes to the worker.',
+    ),
+  profile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Worker profile (see providers); the default if omitted.'),
+  write_to: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'File under the project to write the answer to; you then get a preview, the path and the size.',
+    ),
+  max_output_tokens: z
+    .number()
+    .int()
+    .positive()
+    .max(200_000)
+    .optional()
+    .describe("Cap on the answer length in tokens (default: the profile's, else 8192)."),
+};
 
 export const delegateTool = defineTool({
   name: 'delegate',
@@ -10,55 +45,32 @@ export const delegateTool = defineTool({
     'The server reads the files from disk, so they never enter your context: use it instead of ' +
     'reading big files (logs, dumps, generated code) to summarise, extract, search or draft. ' +
     'Long answers come back as a preview and a file path; pass write_to to choose the file.',
-  inputSchema: {
-    task: z
-      .string()
-      .min(1)
-      .describe(
-        'What the worker should do, e.g. "List every ERROR with its time and likely cause".',
-      ),
-    files: z
-      .array(z.string().min(1))
-      .max(200)
-      .optional()
-      .describe(
-        'Paths or globs under the project (relative or absolute) whose full text goes to the worker.',
-      ),
-    profile: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Worker profile (see providers); the default if omitted.'),
-    write_to: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'File under the project to write the answer to; you then get a preview, the path and the size.',
-      ),
-    max_output_tokens: z
-      .number()
-      .int()
-      .positive()
-      .max(200_000)
-      .optional()
-      .describe("Cap on the answer length in tokens (default: the profile's, else 8192)."),
-  },
+  inputSchema: DELEGATE_FIELDS,
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,
     idempotentHint: false,
     openWorldHint: true,
   },
-  handler: (input, context) =>
-    runDelegation(
-      {
-        task: input.task,
-        ...(input.files ? { files: input.files } : {}),
-        ...(input.profile ? { profile: input.profile } : {}),
-        ...(input.write_to ? { writeTo: input.write_to } : {}),
-        ...(input.max_output_tokens ? { maxOutputTokens: input.max_output_tokens } : {}),
-      },
-      context,
+  handler: (input, context, call) =>
+    withHeartbeat(call, 'waiting for the worker', () =>
+      runDelegation(toDelegateInput(input), context, call.signal),
     ),
 });
+
+/** The tool's snake_case arguments as the engine's input. */
+export function toDelegateInput(input: {
+  task: string;
+  files?: string[] | undefined;
+  profile?: string | undefined;
+  write_to?: string | undefined;
+  max_output_tokens?: number | undefined;
+}): DelegateInput {
+  return {
+    task: input.task,
+    ...(input.files ? { files: input.files } : {}),
+    ...(input.profile ? { profile: input.profile } : {}),
+    ...(input.write_to ? { writeTo: input.write_to } : {}),
+    ...(input.max_output_tokens ? { maxOutputTokens: input.max_output_tokens } : {}),
+  };
+}

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../config/load-config.ts';
+import { budgetLockPath, slotsDir } from '../config/paths.ts';
+import { endpointFor } from '../config/profile-endpoint.ts';
+import { resolveProfile } from '../config/resolve-profile.ts';
+import type { EngineContext } from '../engine-context.ts';
+import { createClient } from '../providers/create-client.ts';
+import { isRetryableError } from '../providers/retry.ts';
+import {
+  ProviderError,
+  type CallOptions,
+  type GenerateRequest,
+  type GenerateResult,
+} from '../providers/spec.ts';
+import { currentProcessIdentity, isProcessAlive } from '../util/process-identity.ts';
+import { UserError, errorMessage } from '../util/user-error.ts';
+import { reserveBudget, worstCaseCost } from './budget.ts';
+import { withFileLock } from './file-lock.ts';
+import { appendLedger, type LedgerRecord } from './ledger.ts';
+import { poolKeyOf, poolSizeOf } from './pool-key.ts';
+import { acquireSlot } from './pool.ts';
+import { costOf, priceFor, type Price } from './pricing.ts';
+
+/** How long the last profile of a chain waits for a free slot before giving up. */
+const POOL_WAIT_MS = 5 * 60_000;
+const FREE: Price = { inputPerMTok: 0, outputPerMTok: 0 };
+
+export interface ModelCall {
+  /** The profile asked for (by name, or already resolved); the default when omitted. */
+  profile?: string | ResolvedProfile;
+  request: GenerateRequest;
+  /** File bytes the worker reads instead of the supervisor (for the ledger). */
+  bytesSent: number;
+  taskId?: string;
+  signal?: AbortSignal;
+  /** Timeouts and retry policy (tests shorten them). */
+  callOptions?: CallOptions;
+}
+
+export interface ModelCallResult {
+  result: GenerateResult;
+  /** The profile that served the call. */
+  profile: ResolvedProfile;
+  /** The profile asked for, when the call failed over from it. */
+  failedOverFrom?: string;
+  costUsd: number;
+}
+
+/**
+ * Every model call goes through here: profile → failover chain → pool slot → budget
+ * reservation → the client (with retries) → ledger → settle. A chain moves on when a pool is
+ * full or a profile fails with a retryable error; local profiles never leave.
+ */
+export async function callModel(call: ModelCall, context: EngineContext): Promise<ModelCallResult> {
+  const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const first =
+    typeof call.profile === 'object'
+      ? call.profile
+      : await resolveProfile(config, call.profile, context.env, context.discover);
+  const chain = failoverChain(first, config);
+  const passed: string[] = [];
+  for (const [index, profile] of chain.entries()) {
+    const isLast = index === chain.length - 1;
+    const slot = await acquireSlot(
+      slotsDir(context.dataHome),
+      poolKeyOf(profile),
+      poolSizeOf(profile),
+      {
+        waitMs: isLast ? POOL_WAIT_MS : 0,
+        label: `${profile.name}${call.taskId ? ` ${call.taskId}` : ''}`,
+        ...(call.signal ? { signal: call.signal } : {}),
+      },
+    );
+    if (!slot) {
+      passed.push(`${profile.name}: all ${poolSizeOf(profile)} slots busy`);
+      if (isLast)
+        throw new UserError(
+          `No worker slot came free in ${POOL_WAIT_MS / 60_000} min (${passed.join('; ')}). Try again later or raise "pool" in the profile.`,
+        );
+      continue;
+    }
+    try {
+      const failedOverFrom = profile === first ? undefined : first.name;
+      const served = await callProfile(
+        profile,
+        { ...call, ...(failedOverFrom ? { failedOverFrom } : {}) },
+        config,
+        context,
+      );
+      return { ...served, profile, ...(profile !== first ? { failedOverFrom: first.name } : {}) };
+    } catch (error) {
+      if (isLast || !isRetryableError(error)) throw describeFailure(profile, error, passed);
+      passed.push(`${profile.name}: ${errorMessage(error)}`);
+    } finally {
+      await slot.release();
+    }
+  }
+  throw new UserError(`No profile could take the call (${passed.join('; ')}).`);
+}
+
+/** The profile, then its failover targets — never for a local profile, never to a local one. */
+export function failoverChain(first: ResolvedProfile, config: LoadedConfig): ResolvedProfile[] {
+  if (first.local) return [first];
+  const targets = (first.failover ?? []).flatMap((name) => {
+    const target = config.profiles.get(name);
+    return target && !target.local && target !== first ? [target] : [];
+  });
+  return [first, ...targets];
+}
+
+async function callProfile(
+  profile: ResolvedProfile,
+  call: ModelCall & { failedOverFrom?: string },
+  config: LoadedConfig,
+  context: EngineContext,
+): Promise<{ result: GenerateResult; costUsd: number }> {
+  const endpoint = endpointFor(profile, context.env);
+  const price = await knownPrice(profile, config);
+  const reservation = await reserveBudget({
+    dataHome: context.dataHome,
+    budget: config.budget,
+    worstCaseUsd: worstCaseCost(
+      price,
+      Buffer.byteLength(JSON.stringify(call.request)),
+      call.request.maxOutputTokens,
+    ),
+    lock: (action) => withFileLock(budgetLockPath(context.dataHome), action),
+    isAlive: (pid, startTime) => isProcessAlive({ pid, startTime }),
+    identity: currentProcessIdentity(),
+    label: profile.name,
+  });
+  const client = createClient(profile.format, {
+    ...endpoint,
+    ...(profile.promptCache !== undefined ? { promptCache: profile.promptCache } : {}),
+    ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
+  });
+  const started = Date.now();
+  try {
+    const result = await client.generate(call.request, {
+      ...call.callOptions,
+      ...(call.signal ? { signal: call.signal } : {}),
+    });
+    const costUsd = costOf(price, result.usage);
+    await appendLedger(context.dataHome, ledgerRecord(profile, call, { result, costUsd, started }));
+    await reservation.settle(costUsd);
+    return { result, costUsd };
+  } catch (error) {
+    await appendLedger(context.dataHome, ledgerRecord(profile, call, { error, started }));
+    await reservation.release();
+    throw error;
+  }
+}
+
+/** Local profiles are free; with a budget in force, a cloud profile needs a known price. */
+async function knownPrice(profile: ResolvedProfile, config: LoadedConfig): Promise<Price> {
+  const price = await priceFor(profile);
+  if (price) return price;
+  const budgetInForce =
+    config.budget.dailyUsd !== undefined || config.budget.perTaskUsd !== undefined;
+  if (budgetInForce && !profile.local) {
+    throw new UserError(
+      `Profile "${profile.name}" (model ${profile.model}) has no known price, and a budget is in force, so its spending ` +
+        `could not be capped. Add "price": {"inputPerMTok": …, "outputPerMTok": …} to the profile in ${profile.origin}, ` +
+        'or mark it "local": true if it runs on this machine.',
+    );
+  }
+  return FREE;
+}
+
+function ledgerRecord(
+  profile: ResolvedProfile,
+  call: ModelCall & { failedOverFrom?: string },
+  outcome: { started: number } & ({ result: GenerateResult; costUsd: number } | { error: unknown }),
+): LedgerRecord {
+  const failed = 'error' in outcome;
+  const result = failed ? undefined : outcome.result;
+  return {
+    ts: new Date().toISOString(),
+    callId: randomUUID(),
+    profile: profile.name,
+    format: profile.format,
+    modelAsked: profile.model,
+    modelAnswered: result?.modelAnswered ?? '',
+    inputTokens: result?.usage.inputTokens ?? 0,
+    outputTokens: result?.usage.outputTokens ?? 0,
+    cachedInputTokens: result?.usage.cachedInputTokens ?? 0,
+    reasoningTokens: result?.usage.reasoningTokens ?? 0,
+    costUsd: failed ? 0 : outcome.costUsd,
+    latencyMs: Date.now() - outcome.started,
+    outcome: failed ? 'error' : 'ok',
+    attempts: failed
+      ? outcome.error instanceof ProviderError
+        ? outcome.error.attempts
+        : 1
+      : (result?.attempts ?? 1),
+    ...(call.taskId ? { taskId: call.taskId } : {}),
+    ...(call.failedOverFrom ? { failedOverFrom: call.failedOverFrom } : {}),
+    bytesSent: call.bytesSent,
+    supervisorTokensAvoided: failed ? 0 : Math.ceil(call.bytesSent / 4),
+    ...(failed ? { error: errorMessage(outcome.error) } : {}),
+  };
+}
+
+function describeFailure(
+  profile: ResolvedProfile,
+  error: unknown,
+  passed: readonly string[],
+): unknown {
+  if (!(error instanceof ProviderError)) return error;
+  const before = passed.length ? ` (after ${passed.join('; ')})` : '';
+  return new UserError(
+    `Worker profile "${profile.name}" (${profile.format}, model ${profile.model} at ${profile.baseUrl}) failed${before}: ${error.message}`,
+  );
+}

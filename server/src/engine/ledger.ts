@@ -1,0 +1,136 @@
+/**
+ * The ledger: one JSON line per model call in `<dataHome>/ledger/<YYYY-MM-DD>.jsonl` (UTC day
+ * the call ended). Every session on the machine appends to the same files; budgets, the
+ * `usage` tool and the status line read them.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface LedgerRecord {
+  /** ISO time the call ended. */
+  ts: string;
+  callId: string;
+  profile: string;
+  format: string;
+  modelAsked: string;
+  modelAnswered: string;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  /** 0 for local; for a failed call, what was billed (usually 0). */
+  costUsd: number;
+  latencyMs: number;
+  outcome: 'ok' | 'error';
+  attempts: number;
+  taskId?: string;
+  /** File bytes the worker read instead of the supervisor. */
+  bytesSent: number;
+  /** Estimate: ceil(bytesSent / 4). */
+  supervisorTokensAvoided: number;
+  failedOverFrom?: string;
+  error?: string;
+}
+
+/**
+ * O_APPEND makes one `write` of a line atomic against other appenders only while lines stay
+ * small (PIPE_BUF-sized on the file systems that matter); keep well under 4 KB.
+ */
+const MAX_LINE_BYTES = 3_500;
+const MAX_ERROR_CHARS = 500;
+const MAX_FIELD_CHARS = 120;
+const LEDGER_FILE = /^\d{4}-\d{2}-\d{2}\.jsonl$/;
+
+const STRING_FIELDS = ['ts', 'callId', 'profile', 'format', 'modelAsked', 'modelAnswered'];
+const NUMBER_FIELDS = [
+  'inputTokens',
+  'outputTokens',
+  'cachedInputTokens',
+  'reasoningTokens',
+  'costUsd',
+  'latencyMs',
+  'attempts',
+  'bytesSent',
+  'supervisorTokensAvoided',
+];
+
+export function ledgerDir(dataHome: string): string {
+  return join(dataHome, 'ledger');
+}
+
+/** The UTC day (YYYY-MM-DD) of an ISO time or date. */
+export function utcDay(time: string | Date): string {
+  return new Date(time).toISOString().slice(0, 10);
+}
+
+/** Appends one record as one line with one `write` on an O_APPEND handle, so lines never interleave. */
+export async function appendLedger(dataHome: string, record: LedgerRecord): Promise<void> {
+  const dir = ledgerDir(dataHome);
+  await mkdir(dir, { recursive: true });
+  const file = await open(join(dir, `${utcDay(record.ts)}.jsonl`), 'a', 0o600);
+  try {
+    await file.write(ledgerLine(record));
+  } finally {
+    await file.close();
+  }
+}
+
+/** The record as one short line: the error first, then (pathological names) every string clipped. */
+function ledgerLine(record: LedgerRecord): string {
+  const shortened =
+    record.error === undefined ? record : { ...record, error: clip(record.error, MAX_ERROR_CHARS) };
+  const line = `${JSON.stringify(shortened)}\n`;
+  if (Buffer.byteLength(line) <= MAX_LINE_BYTES) return line;
+  const clipped = Object.fromEntries(
+    Object.entries(shortened).map(([key, value]) => [
+      key,
+      typeof value === 'string' ? clip(value, MAX_FIELD_CHARS) : value,
+    ]),
+  );
+  return `${JSON.stringify(clipped)}\n`;
+}
+
+function clip(text: string, maxChars: number): string {
+  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
+}
+
+/** Every valid record, oldest day first, from `sinceDay` (YYYY-MM-DD, UTC) on; torn lines are skipped. */
+export function readLedger(dataHome: string, options: { sinceDay?: string } = {}): LedgerRecord[] {
+  const dir = ledgerDir(dataHome);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const since = options.sinceDay ? `${options.sinceDay}.jsonl` : '';
+  return names
+    .filter((name) => LEDGER_FILE.test(name) && name >= since)
+    .sort()
+    .flatMap((name) => parseLines(readFileSync(join(dir, name), 'utf8')));
+}
+
+function parseLines(text: string): LedgerRecord[] {
+  const records: LedgerRecord[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (isLedgerRecord(value)) records.push(value);
+    } catch {
+      // A torn or foreign line: the rest of the file is still good.
+    }
+  }
+  return records;
+}
+
+function isLedgerRecord(value: unknown): value is LedgerRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const fields = value as Record<string, unknown>;
+  return (
+    STRING_FIELDS.every((key) => typeof fields[key] === 'string') &&
+    NUMBER_FIELDS.every((key) => Number.isFinite(fields[key])) &&
+    (fields.outcome === 'ok' || fields.outcome === 'error')
+  );
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { runDelegation } from '../delegation/run-delegation.ts';
+import { errorMessage } from '../util/user-error.ts';
+import { defineTool } from './define-tool.ts';
+import { DELEGATE_FIELDS, toDelegateInput } from './delegate.ts';
+
+export const MAX_BATCH_JOBS = 20;
+/** What all inline answers of one batch may take together; longer ones go to files. */
+const BATCH_INLINE_BUDGET = 24_000;
+
+export const delegateBatchTool = defineTool({
+  name: 'delegate_batch',
+  title: 'Delegate several jobs in parallel',
+  description:
+    'Runs up to 20 independent delegate jobs at once (within each worker pool) and returns one block per ' +
+    'job, in input order: the answer and usage line, or the error. One job failing never fails the others. ' +
+    'Use it to fan out bulk reading, e.g. one job per log file or module.',
+  inputSchema: {
+    jobs: z
+      .array(
+        z.object({
+          id: z.string().min(1).optional().describe('Your label for the job.'),
+          ...DELEGATE_FIELDS,
+        }),
+      )
+      .min(1)
+      .max(MAX_BATCH_JOBS)
+      .describe(
+        'The jobs; each takes the delegate fields (task, files, profile, write_to, max_output_tokens).',
+      ),
+  },
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: true,
+  },
+  handler: async ({ jobs }, context, call) => {
+    let finished = 0;
+    const inlineLimit = Math.max(1_500, Math.floor(BATCH_INLINE_BUDGET / jobs.length));
+    const outcomes = await Promise.allSettled(
+      jobs.map(async (job, index) => {
+        try {
+          return await runDelegation(
+            { ...toDelegateInput(job), inlineLimit },
+            context,
+            call.signal,
+          );
+        } finally {
+          finished += 1;
+          await call.reportProgress(
+            `${finished}/${jobs.length} jobs done (job ${job.id ?? index + 1})`,
+            finished,
+            jobs.length,
+          );
+        }
+      }),
+    );
+    const failures = outcomes.filter((outcome) => outcome.status === 'rejected').length;
+    const blocks = outcomes.map((outcome, index) => {
+      const label = `## job ${index + 1}${jobs[index]?.id ? ` (${jobs[index].id})` : ''}`;
+      return outcome.status === 'fulfilled'
+        ? `${label}: ok\n${outcome.value}`
+        : `${label}: FAILED\n${errorMessage(outcome.reason)}`;
+    });
+    return [`${jobs.length - failures} of ${jobs.length} jobs succeeded.`, ...blocks].join('\n\n');
+  },
+});

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { loadConfig } from '../config/load-config.ts';
+import { usageReport } from '../engine/usage-report.ts';
+import { defineTool } from './define-tool.ts';
+
+export const usageTool = defineTool({
+  name: 'usage',
+  title: 'Worker usage and budget',
+  description:
+    'Reports worker calls, tokens and cost for today and all time, by profile, the budget left, and the ' +
+    'supervisor tokens avoided (file bytes workers read instead of you). Reads the local ledger only.',
+  inputSchema: {
+    period: z
+      .enum(['today', 'all', 'both'])
+      .optional()
+      .describe('Which totals to show: today (UTC), all time, or both (default).'),
+  },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  handler: (input, context) => {
+    const config = loadConfig(context.dataHome, context.projectDir, context.env);
+    return Promise.resolve(
+      usageReport(context.dataHome, config, input.period ?? 'both', context.now()),
+    );
+  },
+});

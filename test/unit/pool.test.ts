@@ -1,0 +1,113 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acquireSlot, poolHolders } from '../../server/src/engine/pool.ts';
+import { currentProcessIdentity } from '../../server/src/util/process-identity.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+
+const IMPOSSIBLE_PID = 4_194_305;
+
+let world: TempEnv;
+let slotsDir: string;
+beforeEach(() => {
+  world = createTempEnv();
+  slotsDir = join(world.dataHome, 'slots');
+});
+afterEach(() => world.cleanup());
+
+const take = (poolKey: string, size: number, options = {}) =>
+  acquireSlot(slotsDir, poolKey, size, options);
+
+describe('acquireSlot', () => {
+  it('hands out at most `size` slots, and a released slot again', async () => {
+    const first = await take('k', 2, { label: 'job-1' });
+    const second = await take('k', 2);
+    expect([first?.index, second?.index]).toEqual([0, 1]);
+    expect(await take('k', 2)).toBeUndefined();
+    await first?.release();
+    expect((await take('k', 2))?.index).toBe(0);
+  });
+
+  it('records the holder, and release() is idempotent and removes only its own file', async () => {
+    const slot = await take('k', 1, { label: 'job-1' });
+    const path = join(slotsDir, 'k', '0.json');
+    const holder = JSON.parse(readFileSync(path, 'utf8'));
+    expect(holder).toMatchObject({ poolKey: 'k', ...currentProcessIdentity(), label: 'job-1' });
+    expect(Date.parse(holder.since)).toBeGreaterThan(Date.now() - 5_000);
+    await slot?.release();
+    const next = await take('k', 1);
+    await slot?.release();
+    expect(existsSync(path)).toBe(true);
+    await next?.release();
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('takes at once a slot whose holder is dead', async () => {
+    mkdirSync(join(slotsDir, 'k'), { recursive: true });
+    const dead = { poolKey: 'k', pid: IMPOSSIBLE_PID, startTime: '', since: '' };
+    writeFileSync(join(slotsDir, 'k', '0.json'), JSON.stringify(dead));
+    expect((await take('k', 1))?.index).toBe(0);
+  });
+
+  it('waits for a slot to be released', async () => {
+    const slot = await take('k', 1);
+    setTimeout(() => void slot?.release(), 150);
+    const started = Date.now();
+    expect((await take('k', 1, { waitMs: 5_000 }))?.index).toBe(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('stops waiting when the signal aborts, with its reason', async () => {
+    await take('k', 1);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('cancelled by test')), 100);
+    await expect(take('k', 1, { waitMs: 5_000, signal: controller.signal })).rejects.toThrow(
+      'cancelled by test',
+    );
+  });
+
+  it('rejects sizes that are not positive integers, and an empty key', async () => {
+    await expect(take('k', 0)).rejects.toThrow(RangeError);
+    await expect(take('k', 1.5)).rejects.toThrow(RangeError);
+    await expect(take('', 1)).rejects.toThrow('empty');
+  });
+
+  it('keeps every pool key in one safe, readable folder of its own', async () => {
+    const keys = ['http://127.0.0.1:11434/v1', 'a/b', '..', '.', '~', `x${'y/'.repeat(300)}`];
+    for (const key of keys) await take(key, 1);
+    const folders = readdirSync(slotsDir);
+    expect(folders).toHaveLength(keys.length);
+    expect(folders).toContain('http%3A%2F%2F127.0.0.1%3A11434%2Fv1');
+    for (const folder of folders) {
+      expect(folder).not.toMatch(/^\.|\//);
+      expect(Buffer.byteLength(folder)).toBeLessThanOrEqual(255);
+    }
+    expect(poolHolders(slotsDir).map((holder) => holder.poolKey)).toEqual(
+      expect.arrayContaining(keys),
+    );
+  });
+});
+
+describe('poolHolders', () => {
+  it('lists live holders and removes the files of dead ones', async () => {
+    await take('a', 2, { label: 'one' });
+    await take('b', 1);
+    writeFileSync(
+      join(slotsDir, 'a', '1.json'),
+      JSON.stringify({ poolKey: 'a', pid: IMPOSSIBLE_PID, startTime: '', since: '' }),
+    );
+    const holders = poolHolders(slotsDir);
+    expect(
+      holders.map(({ poolKey, index, pid, label }) => ({ poolKey, index, pid, label })),
+    ).toEqual([
+      { poolKey: 'a', index: 0, pid: process.pid, label: 'one' },
+      { poolKey: 'b', index: 0, pid: process.pid, label: undefined },
+    ]);
+    expect(existsSync(join(slotsDir, 'a', '1.json'))).toBe(false);
+    expect(readdirSync(join(slotsDir, 'a'))).toEqual(['0.json']);
+  });
+
+  it('is empty when no slot was ever taken', () => {
+    expect(poolHolders(join(world.root, 'missing'))).toEqual([]);
+  });
+});
