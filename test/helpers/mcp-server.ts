@@ -8,6 +8,8 @@ export const SERVER_BUNDLE = join(REPO_ROOT, 'dist', 'server.mjs');
 
 export interface ServerHandle {
   client: Client;
+  /** The server process id. */
+  pid: number | null;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
   call(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
@@ -41,6 +43,7 @@ export async function startServer(
     (await client.callTool({ name, arguments: args })) as CallToolResult;
   return {
     client,
+    pid: transport.pid,
     stderr: () => stderr,
     call,
     callText: async (name, args) => {
