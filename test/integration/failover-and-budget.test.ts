@@ -7,7 +7,7 @@ import { acquireSlot } from '../../server/src/engine/pool.ts';
 import { loadConfig, type ResolvedProfile } from '../../server/src/config/load-config.ts';
 import type { GenerateRequest } from '../../server/src/providers/spec.ts';
 import { FAST_CALLS, engineContext } from '../helpers/engine.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { startFakeProvider, type FakeProvider, type Responder } from '../helpers/fake-provider.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
