@@ -31,9 +31,7 @@ const call = (profile?: string) =>
     engineContext(world),
   );
 
-async function fake(
-  respond: Parameters<typeof startFakeProvider>[0]['respond'],
-): Promise<FakeProvider> {
+async function fake(respond: Responder): Promise<FakeProvider> {
   const started = await startFakeProvider({ respond });
   fakes.push(started);
   return started;
