@@ -81,7 +81,7 @@ const FAULTS: FaultCase[] = [
   },
   {
     name: '500 every time: bounded attempts',
-    replies: Array.from({ length: 4 }, () => ({ kind: 'error', status: 500 }) as FakeReply),
+    replies: Array.from({ length: 4 }, () => ({ kind: 'error', status: 500 })),
     outcome: 'error',
     attempts: 4,
     error: /answered HTTP 500.*\(after 4 attempts\)/,
