@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+
+/**
+ * Node 18/20 lose `AbortSignal.timeout` inside `AbortSignal.any` once garbage collection has
+ * run. This runs the bundled client in a child with --expose-gc, collecting every few ms while
+ * a stream stalls (idle timeout) or trickles past its total timeout, and checks both really abort.
+ */
+let dir: string;
+let fake: FakeProvider | undefined;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'delegate-gc-'));
+  await build({
+    absWorkingDir: REPO_ROOT,
+    entryPoints: ['server/src/providers/create-client.ts'],
+    outfile: join(dir, 'client.mjs'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    logLevel: 'error',
+  });
+  writeFileSync(
+    join(dir, 'child.mjs'),
+    `import { createClient } from './client.mjs';
+const [baseUrl, idleTimeoutMs, totalTimeoutMs] = process.argv.slice(2);
+const collector = setInterval(() => globalThis.gc(), 5);
+const started = Date.now();
+try {
+  await createClient('openai', { baseUrl, model: 'm' }).generate(
+    { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], maxOutputTokens: 10 },
+    { idleTimeoutMs: Number(idleTimeoutMs), totalTimeoutMs: Number(totalTimeoutMs), retry: { maxAttempts: 1 } },
+  );
+  console.log(JSON.stringify({ outcome: 'resolved', ms: Date.now() - started }));
+} catch (error) {
+  console.log(JSON.stringify({ outcome: error.kind, ms: Date.now() - started }));
+}
+clearInterval(collector);
+`,
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+function runChild(
+  baseUrl: string,
+  idleMs: number,
+  totalMs: number,
+): { outcome: string; ms: number } {
+  const child = spawnSync(
+    process.execPath,
+    ['--expose-gc', join(dir, 'child.mjs'), baseUrl, String(idleMs), String(totalMs)],
+    {
+      encoding: 'utf8',
+      timeout: 15_000,
+    },
+  );
+  return JSON.parse(child.stdout.trim()) as { outcome: string; ms: number };
+}
+
+describe('timeouts survive garbage collection (Node 20)', () => {
+  it('the idle timeout aborts a stalled stream', async () => {
+    fake = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
+    const { outcome, ms } = runChild(fake.openaiBaseUrl, 400, 60_000);
+    expect(outcome).toBe('stalled');
+    expect(ms).toBeGreaterThanOrEqual(390);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  it('the total timeout aborts a stream that trickles forever', async () => {
+    fake = await startFakeProvider({
+      respond: () => ({ text: 'x'.repeat(400), chunkSize: 1, chunkDelayMs: 50 }),
+    });
+    const { outcome, ms } = runChild(fake.openaiBaseUrl, 1_000, 700);
+    expect(outcome).toBe('timeout');
+    expect(ms).toBeGreaterThanOrEqual(690);
+    expect(ms).toBeLessThan(5_000);
+  });
+});
