@@ -2,7 +2,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const TS_FILES = ['**/*.ts'];
-const NODE_GLOBALS = ['process', 'console', 'URL', 'Buffer', 'setTimeout', 'clearTimeout', 'fetch'];
+const NODE_GLOBALS = [
+  'process',
+  'console',
+  'URL',
+  'Buffer',
+  'setTimeout',
+  'clearTimeout',
+  'fetch',
+  'performance',
+];
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.cache/', 'coverage/'] },

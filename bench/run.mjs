@@ -4,10 +4,11 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchHookTime } from './hook-time.mjs';
+import { benchProviderEngine } from './provider-engine.mjs';
 import { benchServerStart } from './server-start.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BENCHES = [benchServerStart, benchHookTime];
+const BENCHES = [benchServerStart, benchHookTime, benchProviderEngine];
 
 const sections = [];
 for (const bench of BENCHES) {
