@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acquireSlot } from '../../server/src/engine/pool.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { CLOSED_URL, createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
@@ -56,6 +57,28 @@ describe('providers', () => {
       /- code: openai · model project-model · http:\/\/127\.0\.0\.1:2\/v1 · local · no key needed · from .*\.claude\/delegate\.json/,
     );
     expect(text).not.toContain('sk-secret-value');
+  });
+
+  it('shows pool occupancy: who holds which slot', async () => {
+    world.writeConfig({
+      profiles: {
+        w: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', pool: 3, failover: ['x'] },
+        x: { format: 'openai', baseUrl: CLOSED_URL, model: 'n' },
+      },
+    });
+    const slot = await acquireSlot(join(world.dataHome, 'slots'), '127.0.0.1:2 m', 3, {
+      label: 'w t_test1',
+    });
+    try {
+      server = await startServer(world.env);
+      const { text } = await server.callText('providers', {});
+      expect(text).toContain(
+        `  pool: "127.0.0.1:2 m" 1/3 busy: pid ${process.pid} (w t_test1) since `,
+      );
+      expect(text).toContain('  failover: x');
+    } finally {
+      await slot?.release();
+    }
   });
 
   it('says when a key variable is missing', async () => {
