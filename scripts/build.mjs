@@ -10,6 +10,7 @@ const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 /** Long-lived processes: ESM, sharing chunks, lazy parts split off. */
 const ESM_ENTRIES = {
   server: 'server/src/main.ts',
+  'task-worker': 'server/src/tasks/worker-main.ts',
 };
 
 /**

@@ -8,4 +8,6 @@ export interface EngineContext {
   dataHome: string;
   now(): Date;
   discover?: Discover;
+  /** The bundled task worker (dist/task-worker.mjs), spawned detached for each task. */
+  workerScript?: string;
 }

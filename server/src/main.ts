@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { resolveDataHome, resolveProjectDir } from './config/paths.ts';
 import { createServer } from './server.ts';
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
       projectDir: resolveProjectDir(env, process.cwd()),
       dataHome: resolveDataHome(env),
       now: () => new Date(),
+      workerScript: fileURLToPath(new URL('./task-worker.mjs', import.meta.url)),
     },
     tools: TOOLS,
     version: VERSION,

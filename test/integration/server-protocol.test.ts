@@ -19,26 +19,36 @@ afterEach(async () => {
   world.cleanup();
 });
 
+const WRITES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
+const READS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true } as const;
 const EXPECTED_ANNOTATIONS = {
-  delegate: {
+  delegate: { ...WRITES, openWorldHint: true },
+  delegate_batch: { ...WRITES, openWorldHint: true },
+  task_start: { ...WRITES, openWorldHint: true },
+  task_status: { ...READS, openWorldHint: false },
+  task_progress: { ...READS, openWorldHint: false },
+  task_answer: { ...WRITES, openWorldHint: false },
+  task_cancel: {
     readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
   },
-  delegate_batch: {
+  task_result: {
     readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
-  providers: {
-    readOnlyHint: true,
     destructiveHint: false,
     idempotentHint: true,
-    openWorldHint: true,
+    openWorldHint: false,
   },
-  usage: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  task_cleanup: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  agents_list: { ...READS, openWorldHint: false },
+  providers: { ...READS, openWorldHint: true },
+  usage: { ...READS, openWorldHint: false },
 };
 
 describe('the MCP server over stdio', () => {

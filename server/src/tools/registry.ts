@@ -1,13 +1,29 @@
+import { agentsListTool } from './agents-list.ts';
 import { delegateBatchTool } from './delegate-batch.ts';
 import { delegateTool } from './delegate.ts';
 import type { ToolDefinition } from './define-tool.ts';
 import { providersTool } from './providers.ts';
+import { taskAnswerTool } from './task-answer.ts';
+import { taskCancelTool } from './task-cancel.ts';
+import { taskCleanupTool } from './task-cleanup.ts';
+import { taskProgressTool } from './task-progress.ts';
+import { taskResultTool } from './task-result.ts';
+import { taskStartTool } from './task-start.ts';
+import { taskStatusTool } from './task-status.ts';
 import { usageTool } from './usage.ts';
 
 /** Every tool the server offers, in the order `tools/list` shows them. */
 export const TOOLS: readonly ToolDefinition[] = [
   delegateTool,
   delegateBatchTool,
+  taskStartTool,
+  taskStatusTool,
+  taskProgressTool,
+  taskAnswerTool,
+  taskCancelTool,
+  taskResultTool,
+  taskCleanupTool,
+  agentsListTool,
   providersTool,
   usageTool,
 ];

@@ -1,0 +1,42 @@
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { UserError } from '../../util/user-error.ts';
+import { confinePath } from './confine-path.ts';
+import { defineWorkerTool } from './define-worker-tool.ts';
+import { splitLines } from './file-text.ts';
+import { inputObject, requiredString } from './tool-input.ts';
+
+export const writeFileTool = defineWorkerTool({
+  name: 'write_file',
+  description:
+    'Create or overwrite a file in the task directory with the given content (missing folders are created). ' +
+    'To change part of an existing file, prefer edit_file.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'File path, relative to the task directory.' },
+      content: { type: 'string', description: 'The complete new content of the file.' },
+    },
+    required: ['path', 'content'],
+    additionalProperties: false,
+  },
+  isReadOnly: false,
+  run: async (input, context) => {
+    const fields = inputObject(input, 'write_file');
+    const path = requiredString(fields, 'path');
+    const content = requiredString(fields, 'content', { allowEmpty: true });
+    const file = await confinePath(context.root, path);
+    if (file.exists && (await stat(file.real)).isDirectory()) {
+      throw new UserError(`${file.display} is a directory; name a file to write.`);
+    }
+    await mkdir(dirname(file.real), { recursive: true });
+    await writeFile(file.real, content);
+    const lines = splitLines(content).length;
+    return {
+      content:
+        `${file.exists ? 'Overwrote' : 'Created'} ${file.display}: ` +
+        `${Buffer.byteLength(content)} bytes, ${lines} line${lines === 1 ? '' : 's'}.`,
+      filesWritten: [file.relativeReal],
+    };
+  },
+});

@@ -1,0 +1,164 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { withFileLock } from '../engine/file-lock.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { errorMessage } from '../util/user-error.ts';
+import type { TaskState } from './job-file.ts';
+import {
+  appendEvent,
+  isTerminal,
+  jobDir,
+  readJob,
+  updateJob,
+  type JobFile,
+  type VerificationFacts,
+} from './job-store.ts';
+import { describeChanges, mergeInstructions, snapshotWork } from './worktree.ts';
+
+/** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
+export interface TaskResultFile {
+  state: TaskState;
+  verdict?: 'passed' | 'failed' | 'unverified';
+  summary: string;
+  error?: string;
+  verification?: VerificationFacts;
+  filesChanged: Array<{ status: string; path: string }>;
+  diffstat: string;
+  patchPath?: string;
+  patchBytes: number;
+  commit?: string;
+  mergeHow?: string;
+  salvageError?: string;
+}
+
+export interface Outcome {
+  state: Extract<TaskState, 'done' | 'failed' | 'cancelled' | 'timeout' | 'lost'>;
+  summary?: string;
+  error?: string;
+  verification?: VerificationFacts;
+}
+
+/**
+ * Ends a task once: the first caller to move it to a terminal state wins (the worker finishing,
+ * or the server cancelling or finding it dead); then its work is salvaged to the branch and
+ * patch, and result.json is written. Returns undefined when the task had already ended.
+ */
+export async function finishTask(
+  dataHome: string,
+  id: string,
+  outcome: Outcome,
+): Promise<JobFile | undefined> {
+  let won = false;
+  const verdict =
+    outcome.state !== 'done'
+      ? undefined
+      : !outcome.verification
+        ? 'unverified'
+        : outcome.verification.exitCode === 0
+          ? 'passed'
+          : 'failed';
+  const job = await updateJob(dataHome, id, (current) => {
+    if (isTerminal(current.state)) return undefined;
+    won = true;
+    return {
+      state: outcome.state,
+      endedAt: new Date().toISOString(),
+      question: undefined,
+      ...(verdict ? { verdict } : {}),
+      ...(outcome.summary !== undefined ? { summary: outcome.summary } : {}),
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      ...(outcome.verification ? { verification: outcome.verification } : {}),
+    };
+  });
+  if (!won) return undefined;
+  appendEvent(
+    dataHome,
+    id,
+    'state',
+    `${outcome.state}${verdict ? ` (${verdict})` : ''}${outcome.error ? `: ${outcome.error}` : ''}`,
+  );
+  await ensureResult(dataHome, job);
+  return job;
+}
+
+/**
+ * result.json of an ended task, salvaging its work first when that has not happened yet. The
+ * worker and the server may both get here at once: one salvages, the other waits and reads.
+ */
+export async function ensureResult(dataHome: string, job: JobFile): Promise<TaskResultFile> {
+  const path = join(jobDir(dataHome, job.id), 'result.json');
+  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as TaskResultFile;
+  return withFileLock(
+    join(jobDir(dataHome, job.id), 'result.lock'),
+    () => writeResult(dataHome, job, path),
+    {
+      timeoutMs: SALVAGE_TIMEOUT_MS,
+    },
+  );
+}
+
+const SALVAGE_TIMEOUT_MS = 300_000;
+
+async function writeResult(dataHome: string, job: JobFile, path: string): Promise<TaskResultFile> {
+  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as TaskResultFile;
+  const result: TaskResultFile = {
+    state: job.state,
+    ...(job.verdict ? { verdict: job.verdict } : {}),
+    summary: job.summary ?? '',
+    ...(job.error ? { error: job.error } : {}),
+    ...(job.verification ? { verification: job.verification } : {}),
+    filesChanged: [],
+    diffstat: '',
+    patchBytes: 0,
+    ...(await salvage(dataHome, job)),
+  };
+  await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}\n`);
+  return result;
+}
+
+async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResultFile>> {
+  try {
+    if (
+      job.isolation === 'worktree' &&
+      job.baseCommit &&
+      job.repoDir &&
+      job.branch &&
+      job.worktreePath
+    ) {
+      const patchPath = join(jobDir(dataHome, job.id), 'patch.diff');
+      const snapshot = await snapshotWork({
+        worktreePath: job.worktreePath,
+        baseCommit: job.baseCommit,
+        message: `delegate ${job.id}: ${job.task.split('\n')[0]?.slice(0, 60) ?? ''}`,
+        patchPath,
+      });
+      return {
+        ...snapshot,
+        commit: snapshot.commit,
+        patchPath,
+        mergeHow: mergeInstructions({
+          repoDir: job.repoDir,
+          branch: job.branch,
+          baseCommit: job.baseCommit,
+          patchPath,
+        }),
+      };
+    }
+    const changes = await describeChanges(job.workdir);
+    return changes ? { ...changes, patchBytes: 0 } : {};
+  } catch (error) {
+    return { salvageError: errorMessage(error) };
+  }
+}
+
+export function readTaskResult(dataHome: string, id: string): TaskResultFile | undefined {
+  try {
+    return JSON.parse(
+      readFileSync(join(jobDir(dataHome, id), 'result.json'), 'utf8'),
+    ) as TaskResultFile;
+  } catch {
+    return undefined;
+  }
+}
+
+export { readJob };

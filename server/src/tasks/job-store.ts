@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { jobsDir } from '../config/paths.ts';
+import { withFileLock } from '../engine/file-lock.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { UserError } from '../util/user-error.ts';
+import type { JobSummary, TaskState } from './job-file.ts';
+
+/** Facts from running a test command: never the model's claim. */
+export interface VerificationFacts {
+  command: string;
+  exitCode: number | null;
+  outputTail: string;
+  ms: number;
+  timedOut?: boolean;
+}
+
+/** `jobs/<id>/job.json`: everything about one task, written atomically under the job's lock. */
+export interface JobFile extends JobSummary {
+  task: string;
+  createdAt: string;
+  updatedAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  profile?: string;
+  agent?: { name: string; tier: string; path: string };
+  isolation: 'worktree' | 'none';
+  /** Where the worker runs: the worktree, or the workdir. */
+  workdir: string;
+  repoDir?: string;
+  /** The worktree's root (workdir may be a folder inside it). */
+  worktreePath?: string;
+  branch?: string;
+  baseCommit?: string;
+  testCommand?: string;
+  definitionOfDone?: string;
+  budgetUsd?: number;
+  maxTurns: number;
+  timeoutS: number;
+  idleTimeoutS: number;
+  questionTimeoutS: number;
+  /** The detached worker process; its process group id is its pid. */
+  worker?: { pid: number; startTime: string };
+  /** Process groups of run_bash commands in flight, killed with the worker on cancel. */
+  childPgids?: number[];
+  step: number;
+  activity?: string;
+  lastEventAt: string;
+  costUsd: number;
+  modelAnswered?: string;
+  filesTouched: string[];
+  preflight?: VerificationFacts;
+  verification?: VerificationFacts;
+  summary?: string;
+  error?: string;
+}
+
+export interface TaskEvent {
+  ts: string;
+  type: string;
+  detail: string;
+}
+
+export const TERMINAL_STATES: readonly TaskState[] = [
+  'done',
+  'failed',
+  'cancelled',
+  'timeout',
+  'lost',
+];
+export const isTerminal = (state: TaskState): boolean => TERMINAL_STATES.includes(state);
+
+/** Short ids that are typed and read: `t_` and six lowercase letters and digits. */
+export function newTaskId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return `t_${[...randomBytes(6)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
+}
+
+export function jobDir(dataHome: string, id: string): string {
+  if (!/^t_[a-z0-9]{1,32}$/.test(id))
+    throw new UserError(`"${id}" is not a task id (they look like t_ab12cd).`);
+  return join(jobsDir(dataHome), id);
+}
+
+export function readJob(dataHome: string, id: string): JobFile {
+  try {
+    return JSON.parse(readFileSync(join(jobDir(dataHome, id), 'job.json'), 'utf8')) as JobFile;
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(
+      `No task ${id} (it may have been cleaned up). Call task_status to list tasks.`,
+    );
+  }
+}
+
+export async function writeJob(dataHome: string, job: JobFile): Promise<void> {
+  await writeFileAtomic(
+    join(jobDir(dataHome, job.id), 'job.json'),
+    `${JSON.stringify(job, null, 2)}\n`,
+  );
+}
+
+/** Read-modify-write under the job's lock, so the server and the worker never lose each other's updates. */
+export async function updateJob(
+  dataHome: string,
+  id: string,
+  change: (job: JobFile) => Partial<JobFile> | undefined,
+): Promise<JobFile> {
+  return withFileLock(join(jobDir(dataHome, id), 'lock'), async () => {
+    const job = readJob(dataHome, id);
+    const patch = change(job);
+    if (!patch) return job;
+    const next = { ...job, ...patch, updatedAt: new Date().toISOString() };
+    await writeJob(dataHome, next);
+    return next;
+  });
+}
+
+export function appendEvent(dataHome: string, id: string, type: string, detail: string): void {
+  const event: TaskEvent = { ts: new Date().toISOString(), type, detail: detail.slice(0, 500) };
+  appendFileSync(join(jobDir(dataHome, id), 'events.jsonl'), `${JSON.stringify(event)}\n`);
+}
+
+export function readEvents(dataHome: string, id: string, limit: number): TaskEvent[] {
+  try {
+    const lines = readFileSync(join(jobDir(dataHome, id), 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    return lines.slice(-limit).flatMap((line) => {
+      try {
+        return [JSON.parse(line) as TaskEvent];
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** Every task in the data home (all projects), newest first. */
+export function listJobs(dataHome: string): JobFile[] {
+  let ids: string[];
+  try {
+    ids = readdirSync(jobsDir(dataHome));
+  } catch {
+    return [];
+  }
+  return ids
+    .flatMap((id) => {
+      try {
+        return [readJob(dataHome, id)];
+      } catch {
+        return [];
+      }
+    })
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}

@@ -1,0 +1,179 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { findAgent, pluginRootFrom, type AgentDefinition } from '../agent/agents.ts';
+import { workerEnv } from '../agent/worker-tools/index.ts';
+import { loadConfig } from '../config/load-config.ts';
+import { resolveProfile } from '../config/resolve-profile.ts';
+import type { EngineContext } from '../engine-context.ts';
+import { parseProcessStat } from '../util/process-identity.ts';
+import { UserError } from '../util/user-error.ts';
+import {
+  appendEvent,
+  jobDir,
+  newTaskId,
+  readJob,
+  updateJob,
+  writeJob,
+  type JobFile,
+} from './job-store.ts';
+import { TASK_ID_VARIABLE } from './reconcile.ts';
+import { isBrokenRunner, runTestCommand } from './verify.ts';
+import { createWorktree, isGitRepository, repositoryRoot } from './worktree.ts';
+
+export interface StartTaskInput {
+  task: string;
+  agent?: string;
+  profile?: string;
+  workdir?: string;
+  isolation?: 'worktree' | 'none';
+  baseBranch?: string;
+  testCommand?: string;
+  definitionOfDone?: string;
+  budgetUsd?: number;
+  maxTurns?: number;
+  timeoutS?: number;
+}
+
+export const TASK_DEFAULTS = {
+  maxTurns: 40,
+  timeoutS: 1_800,
+  idleTimeoutS: 300,
+  questionTimeoutS: 600,
+  preflightS: 120,
+};
+
+/**
+ * Starts a task: checks the profile and agent, makes the worktree, runs the test command once
+ * before any token is spent (preflight), then spawns the detached worker process and returns.
+ */
+export async function startTask(input: StartTaskInput, context: EngineContext): Promise<JobFile> {
+  const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const agent = input.agent ? lookupAgent(input.agent, context) : undefined;
+  const profile = await resolveProfile(
+    config,
+    input.profile ?? agent?.profile,
+    context.env,
+    context.discover,
+  );
+  const project = realpathSync(context.projectDir);
+  const workdir = realpathSync(resolve(project, input.workdir ?? '.'));
+  const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
+  const id = newTaskId();
+  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
+  const place =
+    isolation === 'worktree'
+      ? await makeWorktree(id, workdir, input.baseBranch, context)
+      : { workdir };
+  const now = new Date().toISOString();
+  const job: JobFile = {
+    id,
+    project,
+    state: 'queued',
+    task: input.task,
+    createdAt: now,
+    updatedAt: now,
+    lastEventAt: now,
+    profile: profile.name,
+    ...(agent ? { agent: { name: agent.name, tier: agent.tier, path: agent.path } } : {}),
+    isolation,
+    ...place,
+    ...(input.testCommand ? { testCommand: input.testCommand } : {}),
+    ...(input.definitionOfDone ? { definitionOfDone: input.definitionOfDone } : {}),
+    ...(input.budgetUsd !== undefined ? { budgetUsd: input.budgetUsd } : {}),
+    maxTurns: input.maxTurns ?? agent?.maxTurns ?? TASK_DEFAULTS.maxTurns,
+    timeoutS: input.timeoutS ?? TASK_DEFAULTS.timeoutS,
+    idleTimeoutS: TASK_DEFAULTS.idleTimeoutS,
+    questionTimeoutS:
+      Number(context.env.DELEGATE_QUESTION_TIMEOUT_S) || TASK_DEFAULTS.questionTimeoutS,
+    step: 0,
+    costUsd: 0,
+    filesTouched: [],
+  };
+  await writeJob(context.dataHome, job);
+  appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
+  if (job.testCommand) {
+    const preflight = await runTestCommand(
+      job.testCommand,
+      job.workdir,
+      workerEnv(context.env),
+      TASK_DEFAULTS.preflightS * 1000,
+    );
+    await updateJob(context.dataHome, id, () => ({ preflight }));
+    if (isBrokenRunner(preflight)) {
+      const { finishTask } = await import('./finish-task.ts');
+      await finishTask(context.dataHome, id, {
+        state: 'failed',
+        error: `preflight: the test command cannot run (exit ${preflight.exitCode}); fix test_command before spending tokens`,
+      });
+      return readJob(context.dataHome, id);
+    }
+  }
+  return spawnWorker(job, context);
+}
+
+function lookupAgent(name: string, context: EngineContext): AgentDefinition {
+  const roots = {
+    projectDir: context.projectDir,
+    home: context.env.HOME ?? '',
+    pluginRoot: pluginRootFrom(context.env, import.meta.url),
+  };
+  const agent = findAgent(name, roots);
+  if (!agent)
+    throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
+  return agent;
+}
+
+async function makeWorktree(
+  id: string,
+  workdir: string,
+  baseBranch: string | undefined,
+  context: EngineContext,
+): Promise<Pick<JobFile, 'workdir' | 'repoDir' | 'worktreePath' | 'branch' | 'baseCommit'>> {
+  const repoDir = await repositoryRoot(workdir);
+  const worktreePath = join(context.dataHome, 'worktrees', basename(repoDir), id);
+  const created = await createWorktree({
+    repoDir,
+    worktreePath,
+    branch: `delegate/${id}`,
+    ...(baseBranch ? { baseRef: baseBranch } : {}),
+  });
+  return {
+    workdir: join(created.path, relative(repoDir, workdir)),
+    repoDir,
+    worktreePath: created.path,
+    branch: created.branch,
+    baseCommit: created.baseCommit,
+  };
+}
+
+/** The worker runs detached in its own process group, so it outlives the server and can be killed whole. */
+async function spawnWorker(job: JobFile, context: EngineContext): Promise<JobFile> {
+  if (!context.workerScript) throw new Error('the task worker script is not configured');
+  const log = openSync(join(jobDir(context.dataHome, job.id), 'worker.log'), 'a');
+  const child = spawn(process.execPath, [context.workerScript, job.id], {
+    cwd: job.workdir,
+    env: {
+      ...context.env,
+      DELEGATE_HOME: context.dataHome,
+      CLAUDE_PROJECT_DIR: job.project,
+      [TASK_ID_VARIABLE]: job.id,
+    },
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
+  child.unref();
+  const pid = child.pid;
+  if (pid === undefined) throw new UserError('Could not start the task worker process.');
+  return updateJob(context.dataHome, job.id, () => ({
+    worker: { pid, startTime: startTimeOf(pid) },
+  }));
+}
+
+function startTimeOf(pid: number): string {
+  try {
+    return parseProcessStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.startTime ?? '';
+  } catch {
+    return '';
+  }
+}

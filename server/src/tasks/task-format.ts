@@ -1,0 +1,75 @@
+import type { JobFile } from './job-store.ts';
+import type { TaskResultFile } from './finish-task.ts';
+
+const MAX_LINE = 160;
+
+function age(iso: string | undefined, now: number): string {
+  if (!iso) return '?';
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  return seconds < 90
+    ? `${seconds}s`
+    : seconds < 5400
+      ? `${Math.round(seconds / 60)}m`
+      : `${Math.round(seconds / 3600)}h`;
+}
+
+/** One line of at most 160 characters: the task's state and what to do about it. */
+export function statusLine(job: JobFile, now = Date.now()): string {
+  let line: string;
+  switch (job.state) {
+    case 'needs_input':
+      line = `${job.id} needs_input: ${JSON.stringify(job.question ?? '')} → task_answer`;
+      break;
+    case 'queued':
+    case 'running':
+      line = `${job.id} ${job.state} step ${job.step}/${job.maxTurns} · ${job.activity ?? 'starting'} · ${age(job.lastEventAt, now)} ago`;
+      break;
+    case 'done':
+      line = `${job.id} done ${job.verdict ?? ''} · ${job.filesTouched.length} files · $${job.costUsd.toFixed(3)} → task_result ${job.id}`;
+      break;
+    default:
+      line = `${job.id} ${job.state}: ${job.error ?? ''} → task_result ${job.id}`;
+  }
+  return line.length <= MAX_LINE ? line : `${line.slice(0, MAX_LINE - 1)}…`;
+}
+
+/** task_result's text: facts first (verdict, test exit code and tail), then the summary and the patch. */
+export function resultText(
+  job: JobFile,
+  result: TaskResultFile,
+  patch: string | undefined,
+): string {
+  const verification = result.verification;
+  const lines = [
+    `${job.id} ${result.state}${result.verdict ? ` — verdict: ${result.verdict}` : ''}`,
+    verification
+      ? `test command: ${verification.command} → exit ${verification.exitCode}${verification.timedOut ? ' (timed out)' : ''} in ${(verification.ms / 1000).toFixed(1)} s`
+      : job.testCommand
+        ? ''
+        : 'no test command: the work is unverified',
+    verification?.outputTail
+      ? `test output (tail):\n${indent(verification.outputTail.slice(-1_500))}`
+      : '',
+    result.error ? `error: ${result.error}` : '',
+    `summary:\n${indent(result.summary || '(none)')}`,
+    result.filesChanged.length
+      ? `files changed (${result.filesChanged.length}): ${result.filesChanged.map((file) => `${file.status} ${file.path}`).join(', ')}`
+      : 'files changed: none',
+    result.diffstat ? `diffstat:\n${indent(result.diffstat)}` : '',
+    `cost: $${job.costUsd.toFixed(4)} · model: ${job.modelAnswered ?? job.profile ?? '?'} · steps: ${job.step}`,
+    result.patchPath ? `patch: ${result.patchPath} (${result.patchBytes} bytes)` : '',
+    patch ? `patch:\n${patch}` : '',
+    result.mergeHow ? `to take the work:\n${indent(result.mergeHow)}` : '',
+    result.salvageError ? `salvage failed: ${result.salvageError}` : '',
+    `when done reviewing: task_cleanup ${job.id}`,
+  ];
+  return lines.filter(Boolean).join('\n');
+}
+
+function indent(text: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}

@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process';
+import { killProcessGroup } from '../agent/worker-tools/index.ts';
+import type { VerificationFacts } from './job-store.ts';
+
+const TAIL_CHARS = 3_000;
+
+/**
+ * Runs the task's test command in its directory (bash, stdin closed, own process group, the
+ * whole group killed at the timeout) and returns the facts: exit code, output tail, time.
+ */
+export function runTestCommand(
+  command: string,
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<VerificationFacts> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', command], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let timedOut = false;
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-TAIL_CHARS * 2);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (child.pid) void killProcessGroup(child.pid);
+    }, timeoutMs);
+    const finish = (exitCode: number | null, note = '') => {
+      clearTimeout(timer);
+      resolve({
+        command,
+        exitCode,
+        outputTail: (output + note).slice(-TAIL_CHARS),
+        ms: Date.now() - started,
+        ...(timedOut ? { timedOut } : {}),
+      });
+    };
+    child.on('error', (error) => finish(null, `\n[could not start: ${error.message}]`));
+    child.on('close', (code, signal) =>
+      finish(
+        code,
+        timedOut
+          ? `\n[killed after ${Math.round(timeoutMs / 1000)} s]`
+          : signal
+            ? `\n[killed by ${signal}]`
+            : '',
+      ),
+    );
+  });
+}
+
+/** A test command that cannot run at all (not found, not executable) is a broken runner. */
+export function isBrokenRunner(facts: VerificationFacts): boolean {
+  return facts.exitCode === null || facts.exitCode === 126 || facts.exitCode === 127;
+}

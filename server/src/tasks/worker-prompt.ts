@@ -1,0 +1,21 @@
+import type { JobFile } from './job-store.ts';
+
+const DEFAULT_ROLE = [
+  'You are an autonomous software engineer working alone in a disposable git worktree (your current',
+  'directory). Work in small verified steps: read before you edit, run the tests you were given, keep',
+  'changes focused on the task. Never push, merge or switch branches: the supervisor reviews and merges',
+  'your work. Use report_progress at each milestone. Use ask_supervisor only when you are blocked and',
+  'cannot decide safely yourself.',
+].join(' ');
+
+/** The worker's system prompt: the agent's body (or the default role) plus the task's facts. */
+export function workerPrompt(job: JobFile, agentBody?: string): string {
+  const facts = [
+    `Task directory: ${job.workdir}`,
+    job.testCommand ? `The supervisor verifies your work with: ${job.testCommand}` : undefined,
+    job.definitionOfDone ? `Definition of done: ${job.definitionOfDone}` : undefined,
+    `You have at most ${job.maxTurns} turns.`,
+    'When you are done, answer WITHOUT calling a tool: a concise summary of what you changed (files), how you verified it, and anything left open.',
+  ].filter(Boolean);
+  return `${agentBody?.trim() || DEFAULT_ROLE}\n\n${facts.join('\n')}`;
+}

@@ -1,0 +1,91 @@
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { relative, resolve } from 'node:path';
+import { z } from 'zod';
+import { listAgents, pluginRootFrom, type AgentRoots, type ListedAgent } from '../agent/agents.ts';
+import { UserError } from '../util/user-error.ts';
+import { defineTool } from './define-tool.ts';
+
+const DESCRIPTION_LIMIT = 120;
+
+export const agentsListTool = defineTool({
+  name: 'agents_list',
+  title: 'List agent definitions',
+  description:
+    'Lists the agent definitions a worker task can run: name, description, the tier and file that ' +
+    'won, and the profile, tools and turn limit each asks for. Lookup, first found wins: ' +
+    '<project>/.claude/agents/<name>.md, <project>/.claude/skills/<name>/SKILL.md, ' +
+    "~/.claude/agents/<name>.md, then the plugin's bundled workers/<name>.md.",
+  inputSchema: {
+    workdir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Project directory whose agents to list (default: the current project).'),
+  },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  handler: (input, context) => {
+    const projectDir = resolve(context.projectDir, input.workdir ?? '.');
+    if (!isDirectory(projectDir)) {
+      throw new UserError(
+        `workdir ${projectDir} is not a directory: pass an existing project directory or omit it.`,
+      );
+    }
+    const roots: AgentRoots = {
+      projectDir,
+      home: context.env.HOME?.trim() || homedir(),
+      pluginRoot: pluginRootFrom(context.env, import.meta.url),
+    };
+    return Promise.resolve(describeAgents(listAgents(roots), roots));
+  },
+});
+
+function describeAgents(agents: ListedAgent[], roots: AgentRoots): string {
+  const header =
+    `Agents for ${roots.projectDir} (first found wins: .claude/agents/<name>.md → ` +
+    '.claude/skills/<name>/SKILL.md → ~/.claude/agents/<name>.md → plugin workers/<name>.md; ' +
+    `plugin: ${roots.pluginRoot}).`;
+  if (agents.length === 0) return `${header}\nNo agents found.`;
+  return [header, ...agents.map((agent) => agentLine(agent, roots))].join('\n');
+}
+
+/** `name — description [tier: path] (profile: x, tools: a,b, max turns: n, shadows: …)` */
+function agentLine(agent: ListedAgent, roots: AgentRoots): string {
+  const where = `[${agent.tier}: ${displayPath(agent, roots)}]`;
+  if (agent.error) return `${agent.name} — INVALID: ${agent.error} ${where}`;
+  const details = [
+    agent.profile ? `profile: ${agent.profile}` : '',
+    agent.tools ? `tools: ${agent.tools.join(',') || 'none'}` : '',
+    agent.maxTurns ? `max turns: ${agent.maxTurns}` : '',
+    agent.shadows ? `shadows: ${agent.shadows.join(',')}` : '',
+  ].filter(Boolean);
+  const description = shorten(agent.description ?? '(no description)');
+  return `${agent.name} — ${description} ${where}${details.length ? ` (${details.join(', ')})` : ''}`;
+}
+
+function displayPath(agent: ListedAgent, roots: AgentRoots): string {
+  if (agent.tier === 'user-agent') return `~/${relative(roots.home, agent.path)}`;
+  if (agent.tier === 'plugin-worker') return relative(roots.pluginRoot, agent.path);
+  return relative(roots.projectDir, agent.path);
+}
+
+/** Claude Code descriptions often carry whole example dialogues: one short line is enough. */
+function shorten(text: string): string {
+  const line = text.replace(/(?:\\n|\s)+/g, ' ').trim();
+  return line.length <= DESCRIPTION_LIMIT
+    ? line
+    : `${line.slice(0, DESCRIPTION_LIMIT - 1).trimEnd()}…`;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { readEvents } from '../tasks/job-store.ts';
+import { getTask } from '../tasks/task-queries.ts';
+import { statusLine } from '../tasks/task-format.ts';
+import { defineTool } from './define-tool.ts';
+
+export const taskProgressTool = defineTool({
+  name: 'task_progress',
+  title: 'Task progress (verbose)',
+  description:
+    'Returns the verbose audit of one task: state, step, recent activity, files touched, cost so far, elapsed ' +
+    'time and the age of the last activity. Call it occasionally; task_status is the cheap poll.',
+  inputSchema: {
+    task_id: z.string().min(1).describe('The task.'),
+    limit: z
+      .number()
+      .int()
+      .positive()
+      .max(200)
+      .optional()
+      .describe('Recent events to show (default 15).'),
+  },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  handler: async (input, context) => {
+    const job = await getTask(context.dataHome, input.task_id);
+    const now = Date.now();
+    const seconds = (iso?: string) => (iso ? Math.round((now - Date.parse(iso)) / 1000) : 0);
+    const events = readEvents(context.dataHome, job.id, input.limit ?? 15);
+    return [
+      statusLine(job, now),
+      `elapsed: ${seconds(job.startedAt ?? job.createdAt)} s · last activity ${seconds(job.lastEventAt)} s ago · cost so far $${job.costUsd.toFixed(4)}`,
+      `model: ${job.modelAnswered ?? job.profile ?? '?'} · turns ${job.step}/${job.maxTurns} · ${job.isolation === 'worktree' ? `branch ${job.branch}` : job.workdir}`,
+      `files touched: ${job.filesTouched.length ? job.filesTouched.join(', ') : 'none yet'}`,
+      'recent activity:',
+      ...events.map((event) => `  ${event.ts.slice(11, 19)} ${event.type}: ${event.detail}`),
+    ].join('\n');
+  },
+});

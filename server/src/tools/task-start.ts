@@ -1,0 +1,109 @@
+import { realpathSync } from 'node:fs';
+import { z } from 'zod';
+import { ensureResult } from '../tasks/finish-task.ts';
+import { isTerminal, readJob } from '../tasks/job-store.ts';
+import { startTask } from '../tasks/start-task.ts';
+import { reconcileJob } from '../tasks/reconcile.ts';
+import { resultText, statusLine } from '../tasks/task-format.ts';
+import { defineTool } from './define-tool.ts';
+
+export const taskStartTool = defineTool({
+  name: 'task_start',
+  title: 'Start a task',
+  description:
+    'Starts a bounded task for a tool-calling worker (read/write/edit/search/bash) and returns at once with its id, ' +
+    'state, branch/worktree and the test command preflight. In a git repository it runs in a disposable worktree on ' +
+    'branch delegate/<id>; poll task_status, answer questions with task_answer, review with task_result. With ' +
+    'wait_s the result comes back inline if the task finished by then.',
+  inputSchema: {
+    task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
+    agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
+    profile: z.string().min(1).optional().describe('Worker profile (see providers).'),
+    workdir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Directory under the project to work in (default: the project).'),
+    isolation: z
+      .enum(['worktree', 'none'])
+      .optional()
+      .describe('worktree (default in a git repo) or none (work in place).'),
+    base_branch: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Branch or commit the worktree starts from (default HEAD).'),
+    test_command: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Shell command that verifies the work (run before and after).'),
+    definition_of_done: z.string().min(1).optional().describe('What "done" means, for the worker.'),
+    budget_usd: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Stop the task once it has spent this much.'),
+    max_turns: z
+      .number()
+      .int()
+      .positive()
+      .max(500)
+      .optional()
+      .describe('Model turns at most (default 40).'),
+    timeout_s: z
+      .number()
+      .int()
+      .positive()
+      .max(86_400)
+      .optional()
+      .describe('Hard time limit (default 1800).'),
+    wait_s: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .optional()
+      .describe('Wait up to this long for the result.'),
+  },
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: true,
+  },
+  handler: async (input, context, call) => {
+    const job = await startTask(
+      {
+        task: input.task,
+        ...(input.agent ? { agent: input.agent } : {}),
+        ...(input.profile ? { profile: input.profile } : {}),
+        ...(input.workdir ? { workdir: input.workdir } : {}),
+        ...(input.isolation ? { isolation: input.isolation } : {}),
+        ...(input.base_branch ? { baseBranch: input.base_branch } : {}),
+        ...(input.test_command ? { testCommand: input.test_command } : {}),
+        ...(input.definition_of_done ? { definitionOfDone: input.definition_of_done } : {}),
+        ...(input.budget_usd !== undefined ? { budgetUsd: input.budget_usd } : {}),
+        ...(input.max_turns ? { maxTurns: input.max_turns } : {}),
+        ...(input.timeout_s ? { timeoutS: input.timeout_s } : {}),
+      },
+      context,
+    );
+    const deadline = Date.now() + (input.wait_s ?? 0) * 1000;
+    let current = job;
+    while (!isTerminal(current.state) && Date.now() < deadline && !call.signal.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      current = await reconcileJob(context.dataHome, readJob(context.dataHome, job.id));
+    }
+    if (isTerminal(current.state) && input.wait_s) {
+      return resultText(current, await ensureResult(context.dataHome, current), undefined);
+    }
+    const preflight = current.preflight
+      ? `preflight: ${current.preflight.command} → exit ${current.preflight.exitCode}${current.preflight.exitCode === 0 ? ' (passes before any change)' : ' (fails before any change)'}`
+      : 'preflight: no test command; the result will be unverified';
+    const where = current.branch
+      ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
+      : `in ${current.workdir}`;
+    return [statusLine(current), where, preflight, `poll: task_status ${current.id}`].join('\n');
+  },
+});

@@ -1,0 +1,45 @@
+import { realpathSync } from 'node:fs';
+import { z } from 'zod';
+import { getTask, projectTasks } from '../tasks/task-queries.ts';
+import { statusLine } from '../tasks/task-format.ts';
+import { errorMessage } from '../util/user-error.ts';
+import { defineTool } from './define-tool.ts';
+
+export const taskStatusTool = defineTool({
+  name: 'task_status',
+  title: 'Task status',
+  description:
+    'Returns one short line per task: state, step, current activity, or the pending question. Cheap: poll it ' +
+    'freely. Without task_ids: this project’s active tasks and finished ones not yet reviewed.',
+  inputSchema: {
+    task_ids: z
+      .array(z.string().min(1))
+      .max(50)
+      .optional()
+      .describe('Tasks to show (default: see above).'),
+  },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  handler: async (input, context) => {
+    if (input.task_ids?.length) {
+      const lines = await Promise.all(
+        input.task_ids.map(async (id) => {
+          try {
+            return statusLine(await getTask(context.dataHome, id));
+          } catch (error) {
+            return `${id}: ${errorMessage(error)}`;
+          }
+        }),
+      );
+      return lines.join('\n');
+    }
+    const jobs = await projectTasks(context.dataHome, realpathSync(context.projectDir));
+    return jobs.length
+      ? jobs.map((job) => statusLine(job)).join('\n')
+      : 'No active or unreviewed tasks in this project.';
+  },
+});

@@ -1,0 +1,186 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  byAssistantTurn,
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+  type RecordedRequest,
+} from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let servers: ServerHandle[] = [];
+beforeEach(() => {
+  world = createTempEnv();
+  initRepository(world.project, BROKEN_ADD_PROJECT);
+});
+afterEach(async () => {
+  for (const job of jobFiles())
+    for (const group of [job.worker?.pid, ...(job.childPgids ?? [])])
+      if (group) killQuietly(-group);
+  for (const server of servers) {
+    await server.close().catch(() => undefined);
+    if (server.pid) killQuietly(server.pid);
+  }
+  servers = [];
+  await fake?.close();
+  fake = undefined;
+  world.cleanup();
+});
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+function jobFiles(): Array<{ id: string; worker?: { pid: number }; childPgids?: number[] }> {
+  try {
+    return readdirSync(join(world.dataHome, 'jobs')).map((id) =>
+      JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8')),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** Processes whose command line contains `marker` (from /proc; zombies excluded). */
+function processesWith(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        return (
+          state !== 'Z' &&
+          readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function start(
+  steps: FakeReply[] | ((request: RecordedRequest) => FakeReply),
+  pool = 2,
+): Promise<ServerHandle> {
+  fake = await startFakeProvider({
+    respond: Array.isArray(steps) ? byAssistantTurn(steps) : steps,
+  });
+  world.writeConfig({
+    profiles: {
+      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool },
+    },
+  });
+  return newServer();
+}
+
+async function newServer(): Promise<ServerHandle> {
+  const server = await startServer(world.env);
+  servers.push(server);
+  return server;
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const idOf = (text: string) => /t_[a-z0-9]{6}/.exec(text)![0];
+
+describe('tasks survive and are never lost', () => {
+  it('SIGKILL the MCP server while 10 tasks run: a new server finds all 10 and every result', async () => {
+    const first = await start(
+      [
+        {
+          toolUses: [{ name: 'write_file', input: { path: 'out.txt', content: 'work\n' } }],
+          delayMs: 1_500,
+        },
+        { text: 'Wrote out.txt.', delayMs: 500 },
+      ],
+      10,
+    );
+    const ids: string[] = [];
+    for (let index = 0; index < 10; index += 1)
+      ids.push(idOf((await first.callText('task_start', { task: `task ${index}` })).text));
+    process.kill(first.pid!, 'SIGKILL');
+    const second = await newServer();
+    const listed = (await second.callText('task_status', {})).text;
+    for (const id of ids) expect(listed).toContain(id);
+    await until(async () => {
+      const { text } = await second.callText('task_status', { task_ids: ids });
+      return text.split('\n').every((line) => / done /.test(line)) ? text : undefined;
+    });
+    for (const id of ids) {
+      const result = await second.callText('task_result', { task_id: id });
+      expect(result.text).toContain(`${id} done — verdict: unverified`);
+      expect(result.text).toContain('files changed (1): A out.txt');
+    }
+  });
+
+  it('SIGKILL a worker: the task is lost within one status call, its work salvaged', async () => {
+    let calls = 0;
+    const handle = await start(() =>
+      ++calls === 1
+        ? {
+            toolUses: [{ name: 'write_file', input: { path: 'half.txt', content: 'half done\n' } }],
+          }
+        : { kind: 'hang' },
+    );
+    const id = idOf((await handle.callText('task_start', { task: 'long work' })).text);
+    await until(() => Promise.resolve(calls >= 2 ? true : undefined));
+    const worker = jobFiles().find((job) => job.id === id)!.worker!.pid;
+    process.kill(worker, 'SIGKILL');
+    await until(() =>
+      Promise.resolve(processesWith(`task-worker.mjs ${id}`).length === 0 ? true : undefined),
+    );
+    const status = (await handle.callText('task_status', { task_ids: [id] })).text;
+    expect(status).toMatch(new RegExp(`^${id} lost: the worker process \\(pid ${worker}\\) died`));
+    const result = await handle.callText('task_result', { task_id: id });
+    expect(result.text).toContain('files changed (1): A half.txt');
+  });
+
+  it('task_cancel leaves no process of the tree alive (run_bash with grandchildren), 20 trials', async () => {
+    const handle = await start((request) => {
+      const trial = /trial (\d+)/.exec(JSON.stringify(request.body.messages))?.[1] ?? '0';
+      return {
+        toolUses: [
+          {
+            name: 'run_bash',
+            input: {
+              command: `sleep 30${trial.padStart(2, '0')} & sleep 30${trial.padStart(2, '0')} & wait`,
+              timeout_s: 600,
+            },
+          },
+        ],
+      };
+    });
+    for (let trial = 0; trial < 20; trial += 1) {
+      const marker = `sleep 30${String(trial).padStart(2, '0')}`;
+      const id = idOf(
+        (await handle.callText('task_start', { task: `trial ${trial}`, isolation: 'none' })).text,
+      );
+      await until(() => Promise.resolve(processesWith(marker).length >= 3 ? true : undefined));
+      const cancelled = await handle.callText('task_cancel', { task_id: id });
+      expect(cancelled.text).toMatch(new RegExp(`^${id} cancelled`));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(processesWith(marker), `trial ${trial}`).toEqual([]);
+      expect(processesWith(`task-worker.mjs ${id}`), `trial ${trial}`).toEqual([]);
+    }
+  });
+});

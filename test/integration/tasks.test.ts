@@ -1,0 +1,152 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  byAssistantTurn,
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+} from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, FIXED_ADD, git, initRepository } from '../helpers/git-project.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+  initRepository(world.project, BROKEN_ADD_PROJECT);
+});
+afterEach(async () => {
+  if (server) {
+    const status = await server.callText('task_status', {}).catch(() => ({ text: '' }));
+    for (const id of status.text.match(/t_[a-z0-9]+/g) ?? [])
+      await server.callText('task_cancel', { task_id: id }).catch(() => undefined);
+    await server.close();
+  }
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+});
+
+const use = (name: string, input: Record<string, unknown>): FakeReply => ({
+  toolUses: [{ name, input }],
+});
+
+async function startWith(steps: FakeReply[]): Promise<ServerHandle> {
+  fake = await startFakeProvider({ respond: byAssistantTurn(steps) });
+  world.writeConfig({
+    profiles: {
+      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+    },
+  });
+  server = await startServer({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60' });
+  return server;
+}
+
+async function pollUntil(
+  handle: ServerHandle,
+  id: string,
+  pattern: RegExp,
+  timeoutMs = 30_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { text } = await handle.callText('task_status', { task_ids: [id] });
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline)
+      throw new Error(`task ${id} never matched ${pattern}; last: ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('tasks through the MCP tools', () => {
+  it('start → progress → question → answer → done (tests pass) → result with the patch → cleanup', async () => {
+    const handle = await startWith([
+      use('report_progress', { note: 'reading the code' }),
+      use('read_file', { path: 'src/add.js' }),
+      use('ask_supervisor', { question: 'Should add() also accept strings?' }),
+      use('write_file', { path: 'src/add.js', content: FIXED_ADD }),
+      use('run_bash', { command: 'node test.js' }),
+      { text: 'Fixed add() to add; node test.js passes.' },
+    ]);
+    const started = await handle.callText('task_start', {
+      task: 'Fix add() so the test passes',
+      test_command: 'node test.js',
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = /t_[a-z0-9]{6}/.exec(started.text)![0];
+    expect(started.text).toContain(`branch delegate/${id}`);
+    expect(started.text).toContain('preflight: node test.js → exit 1 (fails before any change)');
+
+    const asking = await pollUntil(handle, id, /needs_input/);
+    expect(asking).toBe(`${id} needs_input: "Should add() also accept strings?" → task_answer`);
+    expect(
+      (await handle.callText('task_answer', { task_id: id, answer: 'No, numbers only.' })).text,
+    ).toContain('resumes');
+
+    const done = await pollUntil(handle, id, /done|failed|lost|timeout/);
+    expect(done).toMatch(new RegExp(`^${id} done passed · 1 files`));
+    expect(done.length).toBeLessThanOrEqual(160);
+
+    const progress = await handle.callText('task_progress', { task_id: id });
+    expect(progress.text).toContain('files touched: src/add.js');
+    expect(progress.text).toContain('question: Should add() also accept strings?');
+
+    // The worker saw the answer as the ask_supervisor tool result.
+    const answered = JSON.stringify(fake!.requests[3]!.body.messages);
+    expect(answered).toContain('No, numbers only.');
+
+    const result = await handle.callText('task_result', { task_id: id });
+    expect(result.text).toContain(`${id} done — verdict: passed`);
+    expect(result.text).toContain('test command: node test.js → exit 0');
+    expect(result.text).toContain('files changed (1): M src/add.js');
+    expect(result.text).toContain('+exports.add = (a, b) => a + b;');
+    expect(result.text).toMatch(new RegExp(`git -C .* merge --no-ff .?delegate/${id}`));
+    // The main checkout is untouched; the work is on the task branch.
+    expect(readFileSync(join(world.project, 'src/add.js'), 'utf8')).toBe(
+      BROKEN_ADD_PROJECT['src/add.js'],
+    );
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
+    expect(git(world.project, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
+
+    const cleaned = await handle.callText('task_cleanup', { task_id: id });
+    expect(cleaned.text).toMatch(new RegExp(`^${id}: cleaned up; branch delegate/${id} kept`));
+    expect(existsSync(join(world.dataHome, 'jobs', id))).toBe(false);
+    expect(existsSync(join(world.dataHome, 'worktrees'))).toBe(true);
+    expect(git(world.project, 'worktree', 'list')).not.toContain(id);
+  });
+
+  it('a test command that still fails gives verdict failed, with the output tail', async () => {
+    const handle = await startWith([
+      use('write_file', { path: 'notes.md', content: 'tried\n' }),
+      { text: 'Done (I think).' },
+    ]);
+    const started = await handle.callText('task_start', {
+      task: 'Try',
+      test_command: 'node test.js',
+      wait_s: 30,
+    });
+    expect(started.text).toContain('done — verdict: failed');
+    expect(started.text).toContain('test command: node test.js → exit 1');
+    expect(started.text).toContain('add(2, 3) should be 5');
+    expect(started.text).toContain('files changed (1): A notes.md');
+  });
+
+  it('wait_s returns the result inline for a quick task, and a broken test runner fails before any token', async () => {
+    const handle = await startWith([{ text: 'Nothing to do.' }]);
+    const quick = await handle.callText('task_start', { task: 'Look around', wait_s: 30 });
+    expect(quick.text).toMatch(/done — verdict: unverified/);
+    expect(quick.text).toContain('summary:\n  Nothing to do.');
+    const before = fake!.requests.length;
+    const broken = await handle.callText('task_start', {
+      task: 'x',
+      test_command: 'no-such-runner --all',
+      wait_s: 5,
+    });
+    expect(broken.text).toMatch(/failed[\s\S]*preflight: the test command cannot run \(exit 127\)/);
+    expect(fake!.requests.length).toBe(before);
+  });
+});

@@ -1,0 +1,249 @@
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createWorktree,
+  describeChanges,
+  isGitRepository,
+  mergeInstructions,
+  removeWorktree,
+  repositoryRoot,
+  snapshotWork,
+} from '../../server/src/tasks/worktree.ts';
+
+const BRANCH = 'delegate/t_abc123';
+const BINARY = Buffer.from([0, 1, 2, 255, 254, 0, 10, 13, 0]);
+/** The test's own git commits need an identity; the code under test must not. */
+const TESTER = {
+  GIT_AUTHOR_NAME: 'Tester',
+  GIT_AUTHOR_EMAIL: 'tester@example.invalid',
+  GIT_COMMITTER_NAME: 'Tester',
+  GIT_COMMITTER_EMAIL: 'tester@example.invalid',
+};
+const savedEnv = { ...process.env };
+
+let configDir: string;
+let root: string;
+let repo: string;
+let worktreePath: string;
+
+/** The test's own git, which runs no hooks. */
+function run(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', ...args], {
+    cwd,
+    env: { ...process.env, ...TESTER },
+    encoding: 'utf8',
+  }).trim();
+}
+
+beforeAll(() => {
+  // As on a CI machine: no global or system git config, hence no identity.
+  configDir = mkdtempSync(join(tmpdir(), 'delegate-gitconfig-'));
+  writeFileSync(join(configDir, 'gitconfig'), '');
+  process.env.GIT_CONFIG_GLOBAL = join(configDir, 'gitconfig');
+  process.env.GIT_CONFIG_NOSYSTEM = '1';
+  for (const name of Object.keys(TESTER)) delete process.env[name];
+});
+afterAll(() => {
+  rmSync(configDir, { recursive: true, force: true });
+  process.env = savedEnv;
+});
+beforeEach(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'delegate-worktree-')));
+  repo = join(root, 'repo');
+  worktreePath = join(root, 'data', 'worktrees', 'repo', 't_abc123');
+  mkdirSync(repo);
+  run(repo, 'init', '--quiet', '--initial-branch=main');
+  writeFileSync(join(repo, 'keep.txt'), 'line 1\nline 2\n');
+  writeFileSync(join(repo, 'gone.txt'), 'to be deleted\n');
+  run(repo, 'add', '--all');
+  run(repo, 'commit', '--quiet', '-m', 'initial');
+  // Hooks that fail and leave a mark: none may run for the worker (--no-verify skips only some).
+  for (const hook of ['pre-commit', 'prepare-commit-msg', 'post-commit', 'post-checkout']) {
+    const script = `#!/bin/sh\ntouch '${root}/hook-ran'\nexit 1\n`;
+    writeFileSync(join(repo, '.git', 'hooks', hook), script, { mode: 0o755 });
+  }
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function start(branch = BRANCH, baseRef?: string, path = worktreePath) {
+  return createWorktree({ repoDir: repo, worktreePath: path, branch, baseRef });
+}
+
+function workerEdits(dir: string): void {
+  writeFileSync(join(dir, 'keep.txt'), 'line 1\nline 2 changed\n');
+  writeFileSync(join(dir, 'added.txt'), 'new file\n');
+  writeFileSync(join(dir, 'image.bin'), BINARY);
+  unlinkSync(join(dir, 'gone.txt'));
+}
+
+describe('repository queries', () => {
+  it('tells repositories from plain directories and describes uncommitted changes', async () => {
+    expect(await isGitRepository(repo)).toBe(true);
+    expect(await isGitRepository(root)).toBe(false);
+    expect(await repositoryRoot(repo)).toBe(repo);
+    expect(await describeChanges(root)).toBeUndefined();
+    expect(await describeChanges(repo)).toEqual({ filesChanged: [], diffstat: '' });
+    workerEdits(repo);
+    const facts = await describeChanges(repo);
+    expect(facts?.filesChanged).toEqual([
+      { status: 'A', path: 'added.txt' },
+      { status: 'D', path: 'gone.txt' },
+      { status: 'A', path: 'image.bin' },
+      { status: 'M', path: 'keep.txt' },
+    ]);
+    expect(facts?.diffstat).toContain('4 files changed');
+    // Nothing committed or staged: the user's index is untouched.
+    expect(run(repo, 'diff', '--cached', '--name-only')).toBe('');
+    expect(run(repo, 'rev-list', '--count', 'HEAD')).toBe('1');
+  });
+});
+
+describe('worktree lifecycle', () => {
+  it('creates the worktree on a new branch without touching the main checkout', async () => {
+    const main = run(repo, 'rev-parse', 'main');
+    const created = await start();
+    expect(created).toEqual({ path: worktreePath, branch: BRANCH, baseCommit: main });
+    expect(readFileSync(join(worktreePath, 'keep.txt'), 'utf8')).toBe('line 1\nline 2\n');
+    expect(run(repo, 'rev-parse', BRANCH)).toBe(main);
+    expect(run(repo, 'branch', '--show-current')).toBe('main');
+    expect(run(repo, 'status', '--porcelain')).toBe('');
+    expect(existsSync(join(root, 'hook-ran'))).toBe(false);
+  });
+
+  it('snapshots modified, added, deleted and binary files into a patch that applies', async () => {
+    const { baseCommit } = await start();
+    workerEdits(worktreePath);
+    const patchPath = join(root, 'data', 'jobs', 't_abc123', 'patch.diff');
+    const options = { worktreePath, baseCommit, message: 'delegate: t_abc123', patchPath };
+    const first = await snapshotWork(options);
+
+    expect(first.filesChanged).toEqual([
+      { status: 'A', path: 'added.txt' },
+      { status: 'D', path: 'gone.txt' },
+      { status: 'A', path: 'image.bin' },
+      { status: 'M', path: 'keep.txt' },
+    ]);
+    expect(first.diffstat).toMatch(/image\.bin \| Bin 0 -> 9 bytes/);
+    expect(first.commit).toBe(run(repo, 'rev-parse', BRANCH));
+    expect(first.patchBytes).toBe(readFileSync(patchPath).length);
+    expect(run(repo, 'log', '-1', '--format=%an <%ae> %s', BRANCH)).toBe(
+      'delegate worker <worker@delegate.invalid> delegate: t_abc123',
+    );
+    expect(run(repo, 'rev-parse', 'main')).toBe(baseCommit);
+    expect(run(repo, 'status', '--porcelain')).toBe('');
+    expect(existsSync(join(root, 'hook-ran'))).toBe(false);
+
+    const clone = join(root, 'clone');
+    run(root, 'clone', '--quiet', '--branch', 'main', repo, clone);
+    run(clone, 'apply', patchPath);
+    expect(readFileSync(join(clone, 'keep.txt'), 'utf8')).toBe('line 1\nline 2 changed\n');
+    expect(readFileSync(join(clone, 'image.bin'))).toEqual(BINARY);
+    expect(existsSync(join(clone, 'gone.txt'))).toBe(false);
+
+    expect(await snapshotWork(options)).toEqual(first);
+    expect(run(repo, 'rev-list', '--count', `${baseCommit}..${BRANCH}`)).toBe('1');
+  });
+
+  it('keeps commits the worker made and reports a worktree without changes as empty', async () => {
+    const { baseCommit } = await start();
+    const patchPath = join(root, 'patch.diff');
+    const options = { worktreePath, baseCommit, message: 'salvage', patchPath };
+    expect(await snapshotWork(options)).toEqual({
+      commit: undefined,
+      filesChanged: [],
+      diffstat: '',
+      patchBytes: 0,
+    });
+    writeFileSync(join(worktreePath, 'added.txt'), 'committed by the worker\n');
+    run(worktreePath, 'add', 'added.txt');
+    run(worktreePath, 'commit', '--quiet', '-m', 'worker commit');
+    writeFileSync(join(worktreePath, 'later.txt'), 'left uncommitted\n');
+    const facts = await snapshotWork(options);
+    expect(facts.filesChanged.map((change) => change.path)).toEqual(['added.txt', 'later.txt']);
+    expect(run(repo, 'log', '--format=%s', `${baseCommit}..${BRANCH}`)).toBe(
+      'salvage\nworker commit',
+    );
+  });
+
+  it('starts from a tag or a branch and refuses an existing branch or an unknown base', async () => {
+    run(repo, 'tag', 'v1');
+    writeFileSync(join(repo, 'keep.txt'), 'on main later\n');
+    run(repo, 'commit', '--quiet', '--all', '-m', 'later');
+    run(repo, 'branch', 'feature', 'v1');
+    const fromTag = await start(BRANCH, 'v1');
+    expect(fromTag.baseCommit).toBe(run(repo, 'rev-parse', 'v1^{commit}'));
+    expect(readFileSync(join(worktreePath, 'keep.txt'), 'utf8')).toBe('line 1\nline 2\n');
+    const fromBranch = await start('delegate/t_2', 'feature', join(root, 'other'));
+    expect(fromBranch.baseCommit).toBe(run(repo, 'rev-parse', 'feature'));
+
+    const fourth = join(root, 'fourth');
+    await expect(start(BRANCH, undefined, fourth)).rejects.toThrow(
+      `Branch ${BRANCH} already exists`,
+    );
+    await expect(start('delegate/t_4', 'nope', fourth)).rejects.toThrow(
+      'Base ref "nope" does not name a commit',
+    );
+    await expect(start('delegate/t_5', 'main', join(repo, 'inside'))).rejects.toThrow(
+      'is inside the repository',
+    );
+    expect(existsSync(fourth)).toBe(false);
+  });
+
+  it('removes the worktree, keeping an unmerged branch unless it was merged', async () => {
+    const { baseCommit } = await start();
+    workerEdits(worktreePath);
+    const patchPath = join(root, 'patch.diff');
+    await snapshotWork({ worktreePath, baseCommit, message: 'work', patchPath });
+    run(repo, 'branch', 'unrelated');
+    const removal = { repoDir: repo, worktreePath, branch: BRANCH };
+
+    const unmerged = await removeWorktree(removal);
+    expect(unmerged).toMatchObject({ worktreeRemoved: true, branchDeleted: false });
+    expect(unmerged.note).toContain('not merged');
+    expect(existsSync(worktreePath)).toBe(false);
+
+    run(repo, 'merge', '--quiet', '--no-ff', '-m', 'merge', BRANCH);
+    expect(await removeWorktree({ ...removal, keepBranch: true })).toEqual({
+      worktreeRemoved: false,
+      branchDeleted: false,
+      note: `Branch ${BRANCH} kept as asked.`,
+    });
+    expect(await removeWorktree(removal)).toEqual({ worktreeRemoved: false, branchDeleted: true });
+    expect(await removeWorktree(removal)).toEqual({ worktreeRemoved: false, branchDeleted: false });
+    expect(run(repo, 'branch', '--format=%(refname:short)')).toBe('main\nunrelated');
+  });
+
+  it('removes a worktree whose directory is already gone and deletes an untouched branch', async () => {
+    await start();
+    rmSync(worktreePath, { recursive: true, force: true });
+    expect(await removeWorktree({ repoDir: repo, worktreePath, branch: BRANCH })).toEqual({
+      worktreeRemoved: true,
+      branchDeleted: true,
+    });
+    expect(run(repo, 'worktree', 'list', '--porcelain')).not.toContain(worktreePath);
+  });
+
+  it('writes merge instructions that can be pasted into a shell', () => {
+    const text = mergeInstructions({
+      repoDir: '/work/my repo',
+      branch: BRANCH,
+      baseCommit: 'abc123',
+      patchPath: '/data/jobs/t_abc123/patch.diff',
+    });
+    expect(text).toContain(`git -C '/work/my repo' merge --no-ff ${BRANCH}`);
+    expect(text).toContain(`cherry-pick abc123..${BRANCH}`);
+    expect(text).toContain('apply /data/jobs/t_abc123/patch.diff');
+  });
+});
