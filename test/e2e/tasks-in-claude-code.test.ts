@@ -47,10 +47,22 @@ function lastToolResult(request: RecordedRequest): { tool?: string; text: string
   return last;
 }
 
+/** The text of the first tool result (task_start's, which names the task). */
+function firstToolResult(request: RecordedRequest): string {
+  for (const message of request.body.messages as Array<{ content: unknown }>) {
+    if (!Array.isArray(message.content)) continue;
+    const block = (message.content as Array<Record<string, unknown>>).find(
+      (part) => part.type === 'tool_result',
+    );
+    if (block) return JSON.stringify(block.content);
+  }
+  return '';
+}
+
 /** A supervisor that reacts to what the tools told it, as a real one would. */
 function supervise(request: RecordedRequest): FakeReply {
   const { tool, text } = lastToolResult(request);
-  const taskId = /t_[a-z0-9]{6}/.exec(JSON.stringify(request.body.messages))?.[0];
+  const taskId = /\bt_[a-z0-9]{6}\b/.exec(firstToolResult(request))?.[0];
   const call = (name: string, input: Record<string, unknown>, delayMs = 0): FakeReply => ({
     toolUses: [{ name: toolName(name), input }],
     delayMs,
