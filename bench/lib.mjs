@@ -56,3 +56,38 @@ export function timeProcess(command, args, env = process.env) {
     child.on('exit', () => resolve(Number(process.hrtime.bigint() - started) / 1e6));
   });
 }
+
+/** An MCP server over stdio driven with raw JSON-RPC: `call(tool, args)` resolves with the result text. */
+export async function startRawServer(script, env, cwd) {
+  const child = spawn(process.execPath, [script], { env, cwd, stdio: ['pipe', 'pipe', 'ignore'] });
+  const pending = new Map();
+  let nextId = 1;
+  let buffered = '';
+  child.stdout.on('data', (chunk) => {
+    buffered += chunk;
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      const message = JSON.parse(line);
+      pending.get(message.id)?.(message);
+      pending.delete(message.id);
+    }
+  });
+  const request = (method, params) =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      pending.set(id, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  await request('initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'bench', version: '1' },
+  });
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return {
+    call: async (name, args) =>
+      (await request('tools/call', { name, arguments: args })).result.content[0].text,
+    close: () => child.kill(),
+  };
+}

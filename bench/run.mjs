@@ -6,9 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { benchHookTime } from './hook-time.mjs';
 import { benchProviderEngine } from './provider-engine.mjs';
 import { benchServerStart } from './server-start.mjs';
+import { benchTasks } from './tasks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BENCHES = [benchServerStart, benchHookTime, benchProviderEngine];
+const BENCHES = [benchServerStart, benchHookTime, benchProviderEngine, benchTasks];
 
 const sections = [];
 for (const bench of BENCHES) {

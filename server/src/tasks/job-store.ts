@@ -3,7 +3,7 @@ import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
 import { withFileLock } from '../engine/file-lock.ts';
-import { writeFileAtomic } from '../util/atomic-write.ts';
+import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import type { JobSummary, TaskState } from './job-file.ts';
 
@@ -94,11 +94,12 @@ export function readJob(dataHome: string, id: string): JobFile {
   }
 }
 
-export async function writeJob(dataHome: string, job: JobFile): Promise<void> {
-  await writeFileAtomic(
+export function writeJob(dataHome: string, job: JobFile): Promise<void> {
+  writeFileAtomicSync(
     join(jobDir(dataHome, job.id), 'job.json'),
     `${JSON.stringify(job, null, 2)}\n`,
   );
+  return Promise.resolve();
 }
 
 /** Read-modify-write under the job's lock, so the server and the worker never lose each other's updates. */

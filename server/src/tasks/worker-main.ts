@@ -23,6 +23,17 @@ import { workerPrompt } from './worker-prompt.ts';
 
 const VERIFY_TIMEOUT_MS = 600_000;
 
+let ownUpdates: Promise<unknown> = Promise.resolve();
+
+/**
+ * The worker's own job.json updates, one at a time: progress notes are fired without waiting,
+ * and letting them race each other for the job's file lock would cost polling waits every turn.
+ */
+function updateOwnJob(...args: Parameters<typeof updateJob>): Promise<unknown> {
+  ownUpdates = ownUpdates.then(() => updateJob(...args)).catch(() => undefined);
+  return ownUpdates;
+}
+
 async function main(id: string): Promise<void> {
   const env = process.env;
   const dataHome = resolveDataHome(env);
@@ -91,7 +102,7 @@ async function runTask(job: JobFile, context: EngineContext, signal: AbortSignal
       }),
       signal,
       onChildProcess: (pgid, running) =>
-        void updateJob(dataHome, job.id, (current) => ({
+        void updateOwnJob(dataHome, job.id, (current) => ({
           childPgids: running
             ? [...(current.childPgids ?? []), pgid]
             : (current.childPgids ?? []).filter((group) => group !== pgid),
@@ -100,7 +111,9 @@ async function runTask(job: JobFile, context: EngineContext, signal: AbortSignal
     hooks: {
       onStep: (step, activity) => {
         appendEvent(dataHome, job.id, 'step', `${step}: ${activity}`);
-        void updateJob(dataHome, job.id, () => ({
+        // The turn's start is recorded with the model call's result; only real activity is written now.
+        if (activity === 'thinking') return;
+        void updateOwnJob(dataHome, job.id, () => ({
           step,
           activity,
           lastEventAt: new Date().toISOString(),
@@ -109,7 +122,7 @@ async function runTask(job: JobFile, context: EngineContext, signal: AbortSignal
       askSupervisor: (question) => askSupervisor(job, dataHome, question, signal),
       takeSteering: () => takeMessages(directory, 'steer').map((message) => message.text),
       onFilesWritten: (paths) =>
-        void updateJob(dataHome, job.id, (current) => ({
+        void updateOwnJob(dataHome, job.id, (current) => ({
           filesTouched: [...new Set([...current.filesTouched, ...paths])],
         })),
     },
@@ -137,7 +150,8 @@ async function callForTask(
     { profile: job.profile, request, bytesSent: 0, taskId: id, signal },
     context,
   );
-  await updateJob(context.dataHome, id, (current) => ({
+  await updateOwnJob(context.dataHome, id, (current) => ({
+    step: current.step + 1,
     costUsd: current.costUsd + served.costUsd,
     modelAnswered: served.result.modelAnswered,
     lastEventAt: new Date().toISOString(),
@@ -158,7 +172,7 @@ async function askSupervisor(
   question: string,
   signal: AbortSignal,
 ): Promise<string> {
-  await updateJob(dataHome, job.id, () => ({
+  await updateOwnJob(dataHome, job.id, () => ({
     state: 'needs_input',
     question,
     lastEventAt: new Date().toISOString(),
@@ -170,7 +184,7 @@ async function askSupervisor(
     answer = takeMessages(jobDir(dataHome, job.id), 'answer')[0]?.text;
     if (answer === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  await updateJob(dataHome, job.id, (current) =>
+  await updateOwnJob(dataHome, job.id, (current) =>
     isTerminal(current.state)
       ? undefined
       : { state: 'running', question: undefined, lastEventAt: new Date().toISOString() },

@@ -1,3 +1,4 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -10,4 +11,12 @@ export async function writeFileAtomic(path: string, data: string, mode?: number)
   const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
   await writeFile(temp, data, mode === undefined ? undefined : { mode });
   await rename(temp, path);
+}
+
+/** The same, synchronously: for small files on hot paths (job.json), where thread-pool hops cost more than the write. */
+export function writeFileAtomicSync(path: string, data: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(temp, data);
+  renameSync(temp, path);
 }

@@ -1,0 +1,130 @@
+// Tasks: task_status size per task, time from task_start to the worker's first model request,
+// and the agent loop's overhead per turn against an instant fake provider.
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { median, startRawServer } from './lib.mjs';
+
+const TURNS = 60;
+const TASKS = 10;
+
+export async function benchTasks(root) {
+  const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-tasks-'));
+  try {
+    const fakeModule = join(temp, 'fake.mjs');
+    await build({
+      absWorkingDir: root,
+      entryPoints: ['test/helpers/fake-provider.ts'],
+      outfile: fakeModule,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      logLevel: 'error',
+    });
+    const { startFakeProvider } = await import(fakeModule);
+    const project = join(temp, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'README.md'), 'bench\n');
+    const gitEnv = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'b',
+      GIT_AUTHOR_EMAIL: 'b@b',
+      GIT_COMMITTER_NAME: 'b',
+      GIT_COMMITTER_EMAIL: 'b@b',
+    };
+    for (const args of [
+      ['init', '-q', '-b', 'main'],
+      ['add', '-A'],
+      ['commit', '-qm', 'init'],
+    ])
+      execFileSync('git', args, { cwd: project, env: gitEnv });
+    const firstRequestAt = new Map();
+    const gaps = [];
+    let previous;
+    // The fake's own work on the growing history is not ours: time from its reply to the next request.
+    const fake = await startFakeProvider({
+      respond: (request) => {
+        const prompt = JSON.stringify(request.body.messages);
+        const task = /bench task (\w+)/.exec(prompt)?.[1] ?? '?';
+        if (!firstRequestAt.has(task)) firstRequestAt.set(task, request.receivedAt);
+        if (task === 'loop') {
+          // From our previous reply leaving the fake to the worker's next request reaching it.
+          const now = performance.now();
+          if (previous !== undefined) gaps.push(now - previous);
+          const turns = (prompt.match(/"role":"assistant"/g) ?? []).length;
+          const reply =
+            turns < TURNS
+              ? { toolUses: [{ name: 'report_progress', input: { note: `turn ${turns}` } }] }
+              : { text: 'done' };
+          previous = performance.now();
+          return reply;
+        }
+        return { text: 'done' };
+      },
+    });
+    const dataHome = join(temp, 'data');
+    mkdirSync(dataHome);
+    writeFileSync(
+      join(dataHome, 'config.json'),
+      JSON.stringify({
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool: 20 },
+        },
+      }),
+    );
+    const env = {
+      PATH: process.env.PATH,
+      HOME: temp,
+      DELEGATE_HOME: dataHome,
+      CLAUDE_PROJECT_DIR: project,
+      ...gitEnv,
+      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+    };
+    const server = await startRawServer(join(root, 'dist', 'server.mjs'), env, project);
+    const startDelays = [];
+    const ids = [];
+    for (let index = 0; index < TASKS; index += 1) {
+      const sent = Date.now();
+      const text = await server.call('task_start', { task: `bench task s${index}` });
+      ids.push(/t_[a-z0-9]{6}/.exec(text)[0]);
+      while (!firstRequestAt.has(`s${index}`))
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      startDelays.push(firstRequestAt.get(`s${index}`) - sent);
+    }
+    const statusText = await server.call('task_status', { task_ids: ids });
+    const lines = statusText.split('\n');
+    await server.call('task_start', {
+      task: 'bench task loop',
+      isolation: 'none',
+      max_turns: TURNS + 5,
+      wait_s: 100,
+    });
+    server.close();
+    await fake.close();
+    return {
+      title: 'Tasks',
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each); a ${TURNS}-turn task against an instant fake for the loop overhead.`,
+      rows: [
+        [
+          '`task_status` line per task (mean / longest)',
+          `${Math.round(statusText.length / lines.length)} / ${Math.max(...lines.map((line) => line.length))} chars`,
+          '≤ 160 chars',
+        ],
+        [
+          '`task_start` sent → worker’s first model request (median)',
+          `${median(startDelays).toFixed(0)} ms`,
+          '',
+        ],
+        [
+          'agent loop, one turn: fake’s reply → next model request, no tool time (median)',
+          `${median(gaps).toFixed(2)} ms`,
+          '≤ 5 ms',
+        ],
+      ],
+    };
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
