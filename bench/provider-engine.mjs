@@ -4,8 +4,7 @@ import { build } from 'esbuild';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { median } from './lib.mjs';
+import { median, startRawServer } from './lib.mjs';
 
 const OVERHEAD_CALLS = 200;
 
@@ -24,50 +23,16 @@ async function bundle(root, temp, entry, name) {
 }
 
 /** Runs one delegate_batch of `jobs` through a real server process; resolves with its wall time. */
-function timeBatch(root, env, jobs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'dist', 'server.mjs')], {
-      env,
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    const send = (message) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    let started = 0;
-    let buffered = '';
-    child.stdout.on('data', (chunk) => {
-      buffered += chunk;
-      for (const line of buffered.split('\n').slice(0, -1)) {
-        const message = JSON.parse(line);
-        if (message.id === 1) {
-          send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-          started = performance.now();
-          send({
-            jsonrpc: '2.0',
-            id: 2,
-            method: 'tools/call',
-            params: { name: 'delegate_batch', arguments: { jobs } },
-          });
-        }
-        if (message.id === 2) {
-          const ms = performance.now() - started;
-          child.kill();
-          if (!message.result.content[0].text.startsWith(`${jobs.length} of ${jobs.length}`))
-            reject(new Error(message.result.content[0].text));
-          resolve(ms);
-        }
-      }
-      buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);
-    });
-    send({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'bench', version: '1' },
-      },
-    });
-  });
+async function timeBatch(root, env, jobs) {
+  const server = await startRawServer(join(root, 'dist', 'server.mjs'), env);
+  try {
+    const started = performance.now();
+    const text = await server.call('delegate_batch', { jobs });
+    if (!text.startsWith(`${jobs.length} of ${jobs.length}`)) throw new Error(text);
+    return performance.now() - started;
+  } finally {
+    server.close();
+  }
 }
 
 export async function benchProviderEngine(root) {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readLedger } from '../../server/src/engine/ledger.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { killQuietly } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -18,14 +19,6 @@ afterEach(async () => {
   fake = undefined;
   world.cleanup();
 });
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-}
 
 async function startServers(count: number): Promise<ServerHandle[]> {
   const started = await Promise.all(Array.from({ length: count }, () => startServer(world.env)));

@@ -10,6 +10,7 @@ import {
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { killQuietly, liveProcesses } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -33,14 +34,6 @@ afterEach(async () => {
   world.cleanup();
 });
 
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-}
-
 function jobFiles(): Array<{ id: string; worker?: { pid: number }; childPgids?: number[] }> {
   try {
     return readdirSync(join(world.dataHome, 'jobs')).map((id) =>
@@ -51,23 +44,9 @@ function jobFiles(): Array<{ id: string; worker?: { pid: number }; childPgids?: 
   }
 }
 
-/** Processes whose command line contains `marker` (from /proc; zombies excluded). */
+/** Live processes whose command line contains `marker`. */
 function processesWith(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-        return (
-          state !== 'Z' &&
-          readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)
-        );
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
+  return liveProcesses(({ commandLine }) => commandLine.includes(marker));
 }
 
 async function start(

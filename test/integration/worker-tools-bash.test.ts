@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import {
   workerEnv,
   type WorkerToolContext,
 } from '../../server/src/agent/worker-tools/index.ts';
+import { liveProcesses } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 const runBash = FILE_AND_SHELL_TOOLS.find((tool) => tool.name === 'run_bash');
@@ -54,21 +55,7 @@ const run = async (command: string, timeoutS?: number, signal?: AbortSignal) => 
 
 /** Live (non-zombie) processes of a group, straight from /proc. */
 function groupMembers(pgid: number): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const [state, , group] = stat
-          .slice(stat.lastIndexOf(')') + 1)
-          .trim()
-          .split(/\s+/);
-        return Number(group) === pgid && state !== 'Z';
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
+  return liveProcesses(({ group }) => group === pgid);
 }
 
 const isRunning = (pid: number) => {
