@@ -148,5 +148,12 @@ describe('tasks through the MCP tools', () => {
     });
     expect(broken.text).toMatch(/failed[\s\S]*preflight: the test command cannot run \(exit 127\)/);
     expect(fake!.requests.length).toBe(before);
+    const outside = await handle.callText('task_start', {
+      task: 'x',
+      workdir: '..',
+      isolation: 'none',
+    });
+    expect(outside.isError).toBe(true);
+    expect(outside.text).toMatch(/workdir "\.\." resolves to .*, outside the project/);
   });
 });

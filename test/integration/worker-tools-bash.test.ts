@@ -170,6 +170,9 @@ describe('git guard', () => {
       'git push',
       'git -C . branch -f main HEAD',
       'git config --global x.y z',
+      'git config core.hooksPath /tmp/evil',
+      'git config --unset user.name',
+      'git config set core.hooksPath /tmp/evil',
       'git checkout -b other',
       'git checkout x',
       'git switch main',
@@ -185,6 +188,7 @@ describe('git guard', () => {
     expect(git('branch', '--format=%(refname:short)')).toBe('main\nx\n');
     expect(git('rev-parse', 'main')).toBe(git('rev-parse', 'x'));
     expect(existsSync(join(world.home, '.gitconfig'))).toBe(false);
+    expect(readFileSync(join(world.project, '.git', 'config'), 'utf8')).not.toContain('hooksPath');
   });
 
   it('lets everyday commands through, with repository hooks off', async () => {
@@ -194,6 +198,8 @@ describe('git guard', () => {
     writeFileSync(join(world.project, 'a.txt'), 'two\n');
     const steps = [
       'git status --short',
+      'git config core.bare',
+      'git config --get core.bare',
       'git diff',
       'git add a.txt',
       'git commit -q -m second',

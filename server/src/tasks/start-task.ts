@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { findAgent, pluginRootFrom, type AgentDefinition } from '../agent/agents.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
 import { loadConfig } from '../config/load-config.ts';
@@ -57,7 +57,7 @@ export async function startTask(input: StartTaskInput, context: EngineContext): 
     context.discover,
   );
   const project = realpathSync(context.projectDir);
-  const workdir = realpathSync(resolve(project, input.workdir ?? '.'));
+  const workdir = confineWorkdir(project, input.workdir ?? '.');
   const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
   const id = newTaskId();
   mkdirSync(jobDir(context.dataHome, id), { recursive: true });
@@ -110,6 +110,23 @@ export async function startTask(input: StartTaskInput, context: EngineContext): 
     }
   }
   return spawnWorker(job, context);
+}
+
+/** The task's directory must exist and lie under the project (symlinks resolved). */
+function confineWorkdir(project: string, workdir: string): string {
+  let real: string;
+  try {
+    real = realpathSync(resolve(project, workdir));
+  } catch {
+    throw new UserError(`workdir "${workdir}" does not exist under the project (${project}).`);
+  }
+  const fromProject = relative(project, real);
+  if (fromProject.startsWith('..') || isAbsolute(fromProject)) {
+    throw new UserError(
+      `workdir "${workdir}" resolves to ${real}, outside the project (${project}). Tasks work under the project only.`,
+    );
+  }
+  return real;
 }
 
 function lookupAgent(name: string, context: EngineContext): AgentDefinition {

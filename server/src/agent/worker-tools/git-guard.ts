@@ -40,11 +40,23 @@ in_repo() (
 )
 
 check_config() {
+  positional=0
   for arg in "$@"; do
     case $arg in
-      --global|--system|--file|--file=*|-f) refuse "it changes configuration outside this repository." ;;
+      --global|--system|--file|--file=*|-f|--blob|--blob=*) refuse "it changes configuration outside this repository." ;;
+      --unset|--unset-all|--add|--replace-all|--rename-section|--remove-section|-e|--edit)
+        refuse "it changes the repository configuration, which the main checkout shares." ;;
+      -*) ;;
+      *)
+        if [ "$positional" -eq 0 ]; then
+          case $arg in get|list) return 0 ;; set|unset|edit|rename-section|remove-section)
+            refuse "it changes the repository configuration, which the main checkout shares." ;; esac
+        fi
+        positional=$((positional + 1)) ;;
     esac
   done
+  # "git config key" reads; "git config key value" writes the shared configuration.
+  [ "$positional" -le 1 ] || refuse "it changes the repository configuration, which the main checkout shares."
 }
 
 check_branch() {
