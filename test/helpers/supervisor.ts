@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import type { RecordedRequest } from './fake-provider.ts';
@@ -36,7 +36,8 @@ function copyCheckout(target: string): string {
     encoding: 'utf8',
   })
     .split('\0')
-    .filter(Boolean);
+    // Tracked files deleted in the working tree (e.g. rebuilt bundles) are not part of it.
+    .filter((file) => file && existsSync(join(REPO_ROOT, file)));
   for (const file of files) {
     mkdirSync(dirname(join(target, file)), { recursive: true });
     cpSync(join(REPO_ROOT, file), join(target, file));

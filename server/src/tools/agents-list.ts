@@ -2,8 +2,9 @@ import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { z } from 'zod';
-import { listAgents, pluginRootFrom, type AgentRoots, type ListedAgent } from '../agent/agents.ts';
+import type { AgentRoots, ListedAgent } from '../agent/agents.ts';
 import { UserError } from '../util/user-error.ts';
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 const DESCRIPTION_LIMIT = 120;
@@ -29,7 +30,8 @@ export const agentsListTool = defineTool({
     idempotentHint: true,
     openWorldHint: false,
   },
-  handler: (input, context) => {
+  handler: async (input, context) => {
+    const { listAgents, pluginRootFrom } = await loadEngines();
     const projectDir = resolve(context.projectDir, input.workdir ?? '.');
     if (!isDirectory(projectDir)) {
       throw new UserError(
@@ -41,7 +43,7 @@ export const agentsListTool = defineTool({
       home: context.env.HOME?.trim() || homedir(),
       pluginRoot: pluginRootFrom(context.env, import.meta.url),
     };
-    return Promise.resolve(describeAgents(listAgents(roots), roots));
+    return describeAgents(listAgents(roots), roots);
   },
 });
 

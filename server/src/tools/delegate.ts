@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { runDelegation, type DelegateInput } from '../delegation/run-delegation.ts';
+import type { DelegateInput } from '../delegation/run-delegation.ts';
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 import { withHeartbeat } from './heartbeat.ts';
 
@@ -53,8 +54,8 @@ export const delegateTool = defineTool({
     openWorldHint: true,
   },
   handler: (input, context, call) =>
-    withHeartbeat(call, 'waiting for the worker', () =>
-      runDelegation(toDelegateInput(input), context, call.signal),
+    withHeartbeat(call, 'waiting for the worker', async () =>
+      (await loadEngines()).runDelegation(toDelegateInput(input), context, call.signal),
     ),
 });
 

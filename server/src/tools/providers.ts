@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { describeProviders } from '../providers/describe-providers.ts';
+
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const providersTool = defineTool({
@@ -21,5 +22,6 @@ export const providersTool = defineTool({
     idempotentHint: true,
     openWorldHint: true,
   },
-  handler: (input, context) => describeProviders(context, input.check ?? false),
+  handler: async (input, context) =>
+    (await loadEngines()).describeProviders(context, input.check ?? false),
 });

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { appendEvent, isTerminal, jobDir } from '../tasks/job-store.ts';
-import { postMessage } from '../tasks/mailbox.ts';
-import { getTask } from '../tasks/task-queries.ts';
+
 import { UserError } from '../util/user-error.ts';
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskAnswerTool = defineTool({
@@ -22,6 +21,7 @@ export const taskAnswerTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
+    const { appendEvent, getTask, isTerminal, jobDir, postMessage } = await loadEngines();
     const job = await getTask(context.dataHome, input.task_id);
     if (isTerminal(job.state)) {
       throw new UserError(

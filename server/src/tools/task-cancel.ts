@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { finishTask } from '../tasks/finish-task.ts';
-import { isTerminal, readJob } from '../tasks/job-store.ts';
-import { killTask } from '../tasks/reconcile.ts';
-import { getTask } from '../tasks/task-queries.ts';
-import { statusLine } from '../tasks/task-format.ts';
+
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskCancelTool = defineTool({
@@ -20,6 +17,7 @@ export const taskCancelTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
+    const { finishTask, getTask, isTerminal, killTask, readJob, statusLine } = await loadEngines();
     const job = await getTask(context.dataHome, input.task_id);
     if (isTerminal(job.state)) return `${statusLine(job)} (already ended)`;
     await killTask(job);

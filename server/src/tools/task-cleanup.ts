@@ -1,10 +1,10 @@
 import { realpathSync, rmSync } from 'node:fs';
 import { z } from 'zod';
-import { isTerminal, jobDir, listJobs, type JobFile } from '../tasks/job-store.ts';
-import { getTask } from '../tasks/task-queries.ts';
-import { removeWorktree } from '../tasks/worktree.ts';
+import type { JobFile } from '../tasks/job-store.ts';
+
 import { UserError } from '../util/user-error.ts';
 import type { EngineContext } from '../engine-context.ts';
+import { loadEngines, type Engines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskCleanupTool = defineTool({
@@ -25,6 +25,7 @@ export const taskCleanupTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
+    const { getTask, isTerminal, listJobs } = await loadEngines();
     if (!input.task_id && !input.all_finished)
       throw new UserError('Pass task_id, or all_finished: true.');
     const project = realpathSync(context.projectDir);
@@ -34,7 +35,8 @@ export const taskCleanupTool = defineTool({
           (job) => job.project === project && isTerminal(job.state),
         );
     const lines = [];
-    for (const job of jobs) lines.push(await cleanOne(job, context, input.keep_branch ?? false));
+    for (const job of jobs)
+      lines.push(await cleanOne(job, context, input.keep_branch ?? false, await loadEngines()));
     return lines.length ? lines.join('\n') : 'No ended tasks to clean up.';
   },
 });
@@ -43,6 +45,7 @@ async function cleanOne(
   job: JobFile,
   context: EngineContext,
   keepBranch: boolean,
+  { isTerminal, jobDir, removeWorktree }: Engines,
 ): Promise<string> {
   if (!isTerminal(job.state)) {
     throw new UserError(

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { readEvents } from '../tasks/job-store.ts';
-import { getTask } from '../tasks/task-queries.ts';
-import { statusLine } from '../tasks/task-format.ts';
+
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskProgressTool = defineTool({
@@ -27,6 +26,7 @@ export const taskProgressTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
+    const { getTask, readEvents, statusLine } = await loadEngines();
     const job = await getTask(context.dataHome, input.task_id);
     const now = Date.now();
     const seconds = (iso?: string) => (iso ? Math.round((now - Date.parse(iso)) / 1000) : 0);

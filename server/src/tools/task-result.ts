@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ensureResult } from '../tasks/finish-task.ts';
-import { isTerminal, updateJob } from '../tasks/job-store.ts';
-import { getTask } from '../tasks/task-queries.ts';
-import { resultText, statusLine } from '../tasks/task-format.ts';
+
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 const INLINE_PATCH_BYTES = 4_000;
@@ -28,6 +26,8 @@ export const taskResultTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
+    const { ensureResult, getTask, isTerminal, resultText, statusLine, updateJob } =
+      await loadEngines();
     const job = await getTask(context.dataHome, input.task_id);
     if (!isTerminal(job.state))
       return `${statusLine(job)}\nStill running; the result comes when it ends.`;

@@ -1,10 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
-import { ensureResult } from '../tasks/finish-task.ts';
-import { isTerminal, readJob } from '../tasks/job-store.ts';
-import { startTask } from '../tasks/start-task.ts';
-import { reconcileJob } from '../tasks/reconcile.ts';
-import { resultText, statusLine } from '../tasks/task-format.ts';
+
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskStartTool = defineTool({
@@ -73,6 +70,8 @@ export const taskStartTool = defineTool({
     openWorldHint: true,
   },
   handler: async (input, context, call) => {
+    const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
+      await loadEngines();
     const job = await startTask(
       {
         task: input.task,

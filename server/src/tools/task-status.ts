@@ -1,8 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
-import { getTask, projectTasks } from '../tasks/task-queries.ts';
-import { statusLine } from '../tasks/task-format.ts';
+
 import { errorMessage } from '../util/user-error.ts';
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskStatusTool = defineTool({
@@ -25,6 +25,7 @@ export const taskStatusTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
+    const { getTask, projectTasks, statusLine } = await loadEngines();
     if (input.task_ids?.length) {
       const lines = await Promise.all(
         input.task_ids.map(async (id) => {

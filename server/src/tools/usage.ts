@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { loadConfig } from '../config/load-config.ts';
-import { usageReport } from '../engine/usage-report.ts';
+
+import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
 
 export const usageTool = defineTool({
@@ -21,10 +21,9 @@ export const usageTool = defineTool({
     idempotentHint: true,
     openWorldHint: false,
   },
-  handler: (input, context) => {
+  handler: async (input, context) => {
+    const { loadConfig, usageReport } = await loadEngines();
     const config = loadConfig(context.dataHome, context.projectDir, context.env);
-    return Promise.resolve(
-      usageReport(context.dataHome, config, input.period ?? 'both', context.now()),
-    );
+    return usageReport(context.dataHome, config, input.period ?? 'both', context.now());
   },
 });

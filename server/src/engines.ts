@@ -1,0 +1,27 @@
+/**
+ * Everything the tool handlers run. Tools reach it only through `loadEngines()`, so the server
+ * answers `initialize` and `tools/list` without loading the engines (task engine, agent lookup,
+ * provider clients, globbing), which come in at the first tool call. Never import this
+ * module statically from the server's start-up path.
+ */
+export { listAgents, pluginRootFrom } from './agent/agents.ts';
+export { loadConfig } from './config/load-config.ts';
+export { runDelegation } from './delegation/run-delegation.ts';
+export { usageReport } from './engine/usage-report.ts';
+export { describeProviders } from './providers/describe-providers.ts';
+export { ensureResult, finishTask } from './tasks/finish-task.ts';
+export {
+  appendEvent,
+  isTerminal,
+  jobDir,
+  listJobs,
+  readEvents,
+  readJob,
+  updateJob,
+} from './tasks/job-store.ts';
+export { postMessage } from './tasks/mailbox.ts';
+export { killTask, reconcileJob } from './tasks/reconcile.ts';
+export { startTask } from './tasks/start-task.ts';
+export { resultText, statusLine } from './tasks/task-format.ts';
+export { getTask, projectTasks } from './tasks/task-queries.ts';
+export { removeWorktree } from './tasks/worktree.ts';
