@@ -10,6 +10,7 @@ import {
 import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { toolName } from '../helpers/supervisor.ts';
+import { settleWorkers } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -20,6 +21,7 @@ beforeEach(() => {
   initRepository(world.project, BROKEN_ADD_PROJECT);
 });
 afterEach(async () => {
+  await settleWorkers(world.dataHome);
   await worker?.close();
   await supervisor?.close();
   world.cleanup();

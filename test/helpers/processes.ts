@@ -32,3 +32,37 @@ export function liveProcesses(
       }
     });
 }
+
+/**
+ * Waits (up to `timeoutMs`) for every task worker recorded under the data home to exit — a
+ * worker may still be salvaging after its task shows `done` — then kills any that remain, so a
+ * test can remove its temp dirs without racing them.
+ */
+export async function settleWorkers(dataHome: string, timeoutMs = 10_000): Promise<void> {
+  const workers = (): number[] => {
+    try {
+      return readdirSync(`${dataHome}/jobs`).flatMap((id) => {
+        try {
+          const job = JSON.parse(readFileSync(`${dataHome}/jobs/${id}/job.json`, 'utf8')) as {
+            worker?: { pid: number };
+          };
+          return job.worker ? [job.worker.pid] : [];
+        } catch {
+          return [];
+        }
+      });
+    } catch {
+      return [];
+    }
+  };
+  const alive = (pid: number) =>
+    liveProcesses((facts) => facts.pid === pid && facts.commandLine.includes('task-worker'))
+      .length > 0;
+  const deadline = Date.now() + timeoutMs;
+  let running = workers().filter(alive);
+  while (running.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    running = running.filter(alive);
+  }
+  for (const pid of running) killQuietly(-pid);
+}

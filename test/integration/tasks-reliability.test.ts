@@ -10,7 +10,7 @@ import {
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { killQuietly, liveProcesses } from '../helpers/processes.ts';
+import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -29,6 +29,7 @@ afterEach(async () => {
     if (server.pid) killQuietly(server.pid);
   }
   servers = [];
+  await settleWorkers(world.dataHome);
   await fake?.close();
   fake = undefined;
   world.cleanup();

@@ -9,6 +9,7 @@ import {
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, git, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { settleWorkers } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -25,6 +26,7 @@ afterEach(async () => {
       await server.callText('task_cancel', { task_id: id }).catch(() => undefined);
     await server.close();
   }
+  await settleWorkers(world.dataHome);
   await fake?.close();
   server = undefined;
   fake = undefined;

@@ -81,12 +81,16 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
     messages.push({ role: 'assistant', content: result.content });
     lastText = textOf(result.content).trim() || lastText;
     const uses = result.content.filter((block) => block.type === 'tool_use');
-    if (uses.length === 0) return { summary: lastText, turns: turn, stoppedBy: 'answer' };
+    if (uses.length === 0) {
+      // A message from the supervisor that came in while the model was answering still counts.
+      const late = options.hooks.takeSteering();
+      if (late.length === 0) return { summary: lastText, turns: turn, stoppedBy: 'answer' };
+      messages.push({ role: 'user', content: late.map((note) => steeringBlock(note)) });
+      continue;
+    }
     const replies: Block[] = [];
     for (const use of uses) replies.push(await runTool(use, tools, options, turn));
-    for (const note of options.hooks.takeSteering()) {
-      replies.push({ type: 'text', text: `Message from the supervisor (takes priority): ${note}` });
-    }
+    for (const note of options.hooks.takeSteering()) replies.push(steeringBlock(note));
     messages.push({ role: 'user', content: replies });
   }
   return { summary: lastText, turns: options.maxTurns, stoppedBy: 'max_turns' };
@@ -133,4 +137,8 @@ function describeCall(name: string, input: Record<string, unknown>): string {
 function textArgument(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function steeringBlock(note: string): Block {
+  return { type: 'text', text: `Message from the supervisor (takes priority): ${note}` };
 }
