@@ -62,6 +62,23 @@ describe('openai client', () => {
     });
   });
 
+  it('asks gateways not to retry on their own, and reports their routing headers', async () => {
+    fake = await startFakeProvider({
+      respond: [
+        {
+          text: 'ok',
+          headers: { 'x-litellm-model-api-base': 'https://eu.example.test', 'x-request-id': 'r1' },
+        },
+      ],
+    });
+    const result = await createClient('openai', {
+      baseUrl: fake.openaiBaseUrl,
+      model: 'm',
+    }).generate(request);
+    expect(fake.requests[0]!.headers['x-litellm-num-retries']).toBe('0');
+    expect(result.routedVia).toBe('x-litellm-model-api-base: https://eu.example.test');
+  });
+
   it('maps finish_reason length to max_tokens', async () => {
     fake = await startFakeProvider({ respond: [{ text: 'cut', stopReason: 'length' }] });
     const result = await createClient('openai', {
