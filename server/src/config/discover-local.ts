@@ -10,7 +10,7 @@ export const LOCAL_SERVERS: ReadonlyArray<{ name: string; baseUrl: string }> = [
   { name: 'LiteLLM', baseUrl: 'http://127.0.0.1:4000/v1' },
 ];
 
-export const DISCOVERED_PROFILE_NAME = 'local';
+const DISCOVERED_PROFILE_NAME = 'local';
 const PROBE_TIMEOUT_MS = 800;
 
 export interface DiscoveredServer {

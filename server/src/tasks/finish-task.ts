@@ -8,7 +8,6 @@ import {
   appendEvent,
   isTerminal,
   jobDir,
-  readJob,
   updateJob,
   type JobFile,
   type VerificationFacts,
@@ -150,15 +149,3 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
     return { salvageError: errorMessage(error) };
   }
 }
-
-export function readTaskResult(dataHome: string, id: string): TaskResultFile | undefined {
-  try {
-    return JSON.parse(
-      readFileSync(join(jobDir(dataHome, id), 'result.json'), 'utf8'),
-    ) as TaskResultFile;
-  } catch {
-    return undefined;
-  }
-}
-
-export { readJob };
