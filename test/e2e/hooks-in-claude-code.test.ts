@@ -1,11 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runClaude } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { toolResults } from '../helpers/supervisor.ts';
-import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
+import { createTempEnv, makeLog, writeJobFixture, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
 let supervisor: FakeProvider | undefined;
@@ -110,11 +108,12 @@ describe('hooks inside the real Claude Code', () => {
         },
       },
     });
-    mkdirSync(join(world.dataHome, 'jobs', 't_review1'), { recursive: true });
-    writeFileSync(
-      join(world.dataHome, 'jobs', 't_review1', 'job.json'),
-      JSON.stringify({ id: 't_review1', project: world.project, state: 'done', verdict: 'passed' }),
-    );
+    writeJobFixture(world.dataHome, {
+      id: 't_review1',
+      project: world.project,
+      state: 'done',
+      verdict: 'passed',
+    });
     supervisor = await startFakeProvider({ respond: byAssistantTurn([{ text: 'Hello.' }]) });
     const run = await runClaude({
       prompt: 'Hi',

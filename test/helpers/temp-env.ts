@@ -67,3 +67,12 @@ export function makeLog(bytes: number, marker = 'ERROR disk full on /var/data'):
     text + 'x'.repeat(Math.max(0, bytes - text.length - 1)) + (bytes > text.length ? '\n' : '')
   );
 }
+
+/** A job.json the way the task engine writes it (the fields readers outside it rely on). */
+export function writeJobFixture(
+  dataHome: string,
+  job: { id: string } & Record<string, unknown>,
+): void {
+  mkdirSync(join(dataHome, 'jobs', job.id), { recursive: true });
+  writeFileSync(join(dataHome, 'jobs', job.id, 'job.json'), JSON.stringify(job));
+}

@@ -3,6 +3,7 @@ import { readLedger } from '../../server/src/engine/ledger.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { killQuietly } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -138,11 +139,3 @@ describe('delegate_batch', () => {
     expect(usage.text).toContain('Budget: none set');
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

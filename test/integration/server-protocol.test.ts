@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SERVER_BUNDLE, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -131,11 +132,3 @@ describe('the MCP server over stdio', () => {
     expect(code).toBe(0);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -1,8 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runHook } from '../helpers/hook.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { createTempEnv, writeJobFixture, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
 beforeEach(() => {
@@ -21,11 +19,6 @@ const start = (env: Record<string, string> = {}) =>
     }),
     { ...world.env, ...env },
   );
-
-function writeJob(id: string, job: Record<string, unknown>): void {
-  mkdirSync(join(world.dataHome, 'jobs', id), { recursive: true });
-  writeFileSync(join(world.dataHome, 'jobs', id, 'job.json'), JSON.stringify({ id, ...job }));
-}
 
 describe('SessionStart briefing (built bundle)', () => {
   it('says nothing when nothing is configured and no task waits', () => {
@@ -61,17 +54,28 @@ describe('SessionStart briefing (built bundle)', () => {
         },
       },
     });
-    writeJob('t_ask1', { project: world.project, state: 'needs_input', question: 'Which table?' });
-    writeJob('t_done1', { project: world.project, state: 'done', verdict: 'passed' });
-    writeJob('t_seen1', {
+    writeJobFixture(world.dataHome, {
+      id: 't_ask1',
+      project: world.project,
+      state: 'needs_input',
+      question: 'Which table?',
+    });
+    writeJobFixture(world.dataHome, {
+      id: 't_done1',
+      project: world.project,
+      state: 'done',
+      verdict: 'passed',
+    });
+    writeJobFixture(world.dataHome, {
+      id: 't_seen1',
       project: world.project,
       state: 'done',
       verdict: 'passed',
       reviewedAt: '2026-11-30T00:00:00Z',
     });
-    writeJob('t_run1', { project: world.project, state: 'running' });
-    writeJob('t_other', { project: '/somewhere/else', state: 'done' });
-    writeJob('t_junk', { nonsense: true });
+    writeJobFixture(world.dataHome, { id: 't_run1', project: world.project, state: 'running' });
+    writeJobFixture(world.dataHome, { id: 't_other', project: '/somewhere/else', state: 'done' });
+    writeJobFixture(world.dataHome, { id: 't_junk', nonsense: true });
     const run = start({ FAST_KEY: 'sk-x' });
     expect(run.exitCode).toBe(0);
     const context: string = run.json.hookSpecificOutput.additionalContext;

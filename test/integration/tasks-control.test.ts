@@ -7,6 +7,7 @@ import {
 import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { settleWorkers } from '../helpers/processes.ts';
+import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -48,31 +49,14 @@ async function start(
   return server;
 }
 
-async function until(
-  handle: ServerHandle,
-  id: string,
-  pattern: RegExp,
-  timeoutMs = 20_000,
-): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { text } = await handle.callText('task_status', { task_ids: [id] });
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`never matched ${pattern}: ${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const idOf = (text: string) => /t_[a-z0-9]{6}/.exec(text)![0];
-
 describe('task control', () => {
   it('a task past its hard timeout is stopped as timeout; cleanup refuses it while it runs', async () => {
     const handle = await start(() => ({ kind: 'hang' }));
-    const id = idOf((await handle.callText('task_start', { task: 'slow', timeout_s: 1 })).text);
+    const id = taskIdOf((await handle.callText('task_start', { task: 'slow', timeout_s: 1 })).text);
     const refused = await handle.callText('task_cleanup', { task_id: id });
     expect(refused.isError).toBe(true);
     expect(refused.text).toContain('cancel it with task_cancel before cleaning it up');
-    expect(await until(handle, id, /timeout/)).toMatch(
+    expect(await pollTaskStatus(handle, id, /timeout/)).toMatch(
       new RegExp(`^${id} timeout: hard timeout: ran longer than 1 s`),
     );
     expect((await handle.callText('task_cleanup', { task_id: id })).text).toMatch(
@@ -88,9 +72,9 @@ describe('task control', () => {
           : { text: 'Went with SQLite, the conservative choice.' },
       { DELEGATE_QUESTION_TIMEOUT_S: '1' },
     );
-    const id = idOf((await handle.callText('task_start', { task: 'pick a db' })).text);
-    await until(handle, id, /needs_input: "Which database\?"/);
-    await until(handle, id, / done /);
+    const id = taskIdOf((await handle.callText('task_start', { task: 'pick a db' })).text);
+    await pollTaskStatus(handle, id, /needs_input: "Which database\?"/);
+    await pollTaskStatus(handle, id, / done /);
     expect(JSON.stringify(fake!.requests[1]!.body.messages)).toContain(
       'No answer came in time. Proceed on your best conservative judgement',
     );
@@ -102,14 +86,14 @@ describe('task control', () => {
         ? { toolUses: [{ name: 'report_progress', input: { note: 'working' } }], delayMs: 600 }
         : { text: 'done' },
     );
-    const id = idOf((await handle.callText('task_start', { task: 'work' })).text);
-    await until(handle, id, /running/);
+    const id = taskIdOf((await handle.callText('task_start', { task: 'work' })).text);
+    await pollTaskStatus(handle, id, /running/);
     const steered = await handle.callText('task_answer', {
       task_id: id,
       answer: 'Also update the README.',
     });
     expect(steered.text).toContain('reads it at its next step');
-    await until(handle, id, / done /);
+    await pollTaskStatus(handle, id, / done /);
     const later = fake!.requests.slice(1).map((request) => JSON.stringify(request.body.messages));
     expect(
       later.some((body) =>

@@ -11,6 +11,7 @@ import {
 import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import { taskIdOf } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -81,8 +82,6 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000)
   }
 }
 
-const idOf = (text: string) => /t_[a-z0-9]{6}/.exec(text)![0];
-
 describe('tasks survive and are never lost', () => {
   it('SIGKILL the MCP server while 10 tasks run: a new server finds all 10 and every result', async () => {
     const first = await start(
@@ -97,7 +96,7 @@ describe('tasks survive and are never lost', () => {
     );
     const ids: string[] = [];
     for (let index = 0; index < 10; index += 1)
-      ids.push(idOf((await first.callText('task_start', { task: `task ${index}` })).text));
+      ids.push(taskIdOf((await first.callText('task_start', { task: `task ${index}` })).text));
     process.kill(first.pid!, 'SIGKILL');
     const second = await newServer();
     const listed = (await second.callText('task_status', {})).text;
@@ -122,7 +121,7 @@ describe('tasks survive and are never lost', () => {
           }
         : { kind: 'hang' },
     );
-    const id = idOf((await handle.callText('task_start', { task: 'long work' })).text);
+    const id = taskIdOf((await handle.callText('task_start', { task: 'long work' })).text);
     await until(() => Promise.resolve(calls >= 2 ? true : undefined));
     const worker = jobFiles().find((job) => job.id === id)!.worker!.pid;
     process.kill(worker, 'SIGKILL');
@@ -152,7 +151,7 @@ describe('tasks survive and are never lost', () => {
     });
     for (let trial = 0; trial < 20; trial += 1) {
       const marker = `sleep 30${String(trial).padStart(2, '0')}`;
-      const id = idOf(
+      const id = taskIdOf(
         (await handle.callText('task_start', { task: `trial ${trial}`, isolation: 'none' })).text,
       );
       await until(() => Promise.resolve(processesWith(marker).length >= 3 ? true : undefined));

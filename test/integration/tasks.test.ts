@@ -10,6 +10,7 @@ import {
 import { BROKEN_ADD_PROJECT, FIXED_ADD, git, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { settleWorkers } from '../helpers/processes.ts';
+import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -48,22 +49,6 @@ async function startWith(steps: FakeReply[]): Promise<ServerHandle> {
   return server;
 }
 
-async function pollUntil(
-  handle: ServerHandle,
-  id: string,
-  pattern: RegExp,
-  timeoutMs = 30_000,
-): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { text } = await handle.callText('task_status', { task_ids: [id] });
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline)
-      throw new Error(`task ${id} never matched ${pattern}; last: ${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('tasks through the MCP tools', () => {
   it('start → progress → question → answer → done (tests pass) → result with the patch → cleanup', async () => {
     const handle = await startWith([
@@ -79,17 +64,17 @@ describe('tasks through the MCP tools', () => {
       test_command: 'node test.js',
     });
     expect(started.isError, started.text).toBe(false);
-    const id = /t_[a-z0-9]{6}/.exec(started.text)![0];
+    const id = taskIdOf(started.text);
     expect(started.text).toContain(`branch delegate/${id}`);
     expect(started.text).toContain('preflight: node test.js → exit 1 (fails before any change)');
 
-    const asking = await pollUntil(handle, id, /needs_input/);
+    const asking = await pollTaskStatus(handle, id, /needs_input/);
     expect(asking).toBe(`${id} needs_input: "Should add() also accept strings?" → task_answer`);
     expect(
       (await handle.callText('task_answer', { task_id: id, answer: 'No, numbers only.' })).text,
     ).toContain('resumes');
 
-    const done = await pollUntil(handle, id, /done|failed|lost|timeout/);
+    const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/);
     expect(done).toMatch(new RegExp(`^${id} done passed · 1 files`));
     expect(done.length).toBeLessThanOrEqual(160);
 

@@ -17,6 +17,7 @@ import {
   writeJob,
   type JobFile,
 } from './job-store.ts';
+import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
 import { createWorktree, isGitRepository, repositoryRoot } from './worktree.ts';
@@ -101,7 +102,6 @@ export async function startTask(input: StartTaskInput, context: EngineContext): 
     );
     await updateJob(context.dataHome, id, () => ({ preflight }));
     if (isBrokenRunner(preflight)) {
-      const { finishTask } = await import('./finish-task.ts');
       await finishTask(context.dataHome, id, {
         state: 'failed',
         error: `preflight: the test command cannot run (exit ${preflight.exitCode}); fix test_command before spending tokens`,

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { AgentRoots, ListedAgent } from '../agent/agents.ts';
 import { UserError } from '../util/user-error.ts';
 import { loadEngines } from '../load-engines.ts';
-import { defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 const DESCRIPTION_LIMIT = 120;
 
@@ -24,12 +24,7 @@ export const agentsListTool = defineTool({
       .optional()
       .describe('Project directory whose agents to list (default: the current project).'),
   },
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
     const { listAgents, pluginRootFrom } = await loadEngines();
     const projectDir = resolve(context.projectDir, input.workdir ?? '.');

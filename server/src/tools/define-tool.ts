@@ -9,6 +9,14 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
+/** A tool that only reads this machine's own files (task store, ledger, agent definitions). */
+export const READS_LOCAL_FILES: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
 /**
  * A tool: name, zod input shape, annotations and a handler that returns the result text.
  * Handlers never touch the MCP SDK; they throw `UserError` for anything the caller can fix.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { loadEngines } from '../load-engines.ts';
-import { defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 export const taskProgressTool = defineTool({
   name: 'task_progress',
@@ -19,12 +19,7 @@ export const taskProgressTool = defineTool({
       .optional()
       .describe('Recent events to show (default 15).'),
   },
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
     const { getTask, readEvents, statusLine } = await loadEngines();
     const job = await getTask(context.dataHome, input.task_id);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { errorMessage } from '../util/user-error.ts';
 import { loadEngines } from '../load-engines.ts';
-import { defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 export const taskStatusTool = defineTool({
   name: 'task_status',
@@ -18,12 +18,7 @@ export const taskStatusTool = defineTool({
       .optional()
       .describe('Tasks to show (default: see above).'),
   },
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
     const { getTask, projectTasks, statusLine } = await loadEngines();
     if (input.task_ids?.length) {

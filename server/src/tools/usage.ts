@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { loadEngines } from '../load-engines.ts';
-import { defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 export const usageTool = defineTool({
   name: 'usage',
@@ -15,12 +15,7 @@ export const usageTool = defineTool({
       .optional()
       .describe('Which totals to show: today (UTC), all time, or both (default).'),
   },
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
     const { loadConfig, usageReport } = await loadEngines();
     const config = loadConfig(context.dataHome, context.projectDir, context.env);

@@ -1,0 +1,38 @@
+import type { ServerHandle } from './mcp-server.ts';
+
+/** Polls `condition` every few milliseconds until it holds; throws after `timeoutMs`. */
+export async function waitFor(
+  condition: () => boolean,
+  timeoutMs = 10_000,
+  everyMs = 20,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** Polls task_status for one task until its line matches `pattern`; returns that line. */
+export async function pollTaskStatus(
+  handle: ServerHandle,
+  id: string,
+  pattern: RegExp,
+  timeoutMs = 30_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { text } = await handle.callText('task_status', { task_ids: [id] });
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline)
+      throw new Error(`task ${id} never matched ${pattern}; last: ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The task id a tool result names (ids look like t_ab12cd). */
+export function taskIdOf(text: string): string {
+  const id = /\bt_[a-z0-9]{6}\b/.exec(text)?.[0];
+  if (!id) throw new Error(`no task id in: ${text}`);
+  return id;
+}
