@@ -5,8 +5,9 @@ import type {
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { EngineContext } from './engine-context.ts';
-import type { ToolCall, ToolDefinition } from './tools/define-tool.ts';
+import type { ToolCall, ToolDefinition, UserAnswer, UserQuestion } from './tools/define-tool.ts';
 import { UserError } from './util/user-error.ts';
 
 export const SERVER_NAME = 'delegate-workers';
@@ -36,11 +37,13 @@ export function createServer(dependencies: ServerDependencies): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.inputSchema,
+        inputSchema: tool.shouldSeeUnknownArguments
+          ? z.looseObject(tool.inputSchema)
+          : tool.inputSchema,
         annotations: { title: tool.title, ...tool.annotations },
       },
       async (input: unknown, extra: ToolExtra) =>
-        runTool(tool, input, dependencies, toolCall(extra)),
+        runTool(tool, input, dependencies, { ...toolCall(extra), ...userQuestions(server, extra) }),
     );
   }
   return server;
@@ -60,6 +63,42 @@ function toolCall(extra: ToolExtra): ToolCall {
           params: { progressToken, progress, message, ...(total !== undefined ? { total } : {}) },
         })
         .catch(() => undefined);
+    },
+  };
+}
+
+/** How long the user may take over a form (typing or pasting a key). */
+const USER_ANSWER_TIMEOUT_MS = 10 * 60_000;
+
+/** `askUser` through MCP form elicitation, when the client declared it can. */
+function userQuestions(server: McpServer, extra: ToolExtra): Pick<ToolCall, 'askUser'> {
+  if (!server.server.getClientCapabilities()?.elicitation?.form) return {};
+  return {
+    askUser: async (question: UserQuestion): Promise<UserAnswer> => {
+      const result = await server.server.elicitInput(
+        {
+          mode: 'form',
+          message: question.message,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              value: {
+                type: 'string',
+                title: question.title,
+                description: question.description,
+              },
+            },
+            required: ['value'],
+          },
+        },
+        {
+          signal: extra.signal,
+          timeout: USER_ANSWER_TIMEOUT_MS,
+          relatedRequestId: extra.requestId,
+        },
+      );
+      const value = result.content?.value;
+      return { action: result.action, ...(typeof value === 'string' ? { value } : {}) };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { getJson } from '../providers/http-stream.ts';
 import type { Environment } from './paths.ts';
 import type { ResolvedProfile } from './load-config.ts';
 
@@ -52,10 +53,11 @@ export function describeLocalPorts(): string {
   return LOCAL_SERVERS.map((server) => `${server.name} ${new URL(server.baseUrl).port}`).join(', ');
 }
 
+/** Through the same safe client as model calls: discovery never reaches a metadata address either. */
 async function listOpenAiModels(baseUrl: string, timeoutMs: number): Promise<string[]> {
-  const response = await fetch(`${baseUrl}/models`, { signal: AbortSignal.timeout(timeoutMs) });
-  if (!response.ok) return [];
-  const body = (await response.json()) as { data?: Array<{ id?: unknown }> };
+  const body = (await getJson(`${baseUrl}/models`, {}, timeoutMs)) as {
+    data?: Array<{ id?: unknown }>;
+  };
   return (body.data ?? []).flatMap((entry) => (typeof entry.id === 'string' ? [entry.id] : []));
 }
 

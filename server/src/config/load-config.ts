@@ -1,8 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { UserError } from '../util/user-error.ts';
+import { keyOrigin } from './credentials.ts';
 import { configPath, projectConfigPath, type Environment } from './paths.ts';
-import { configSchema, profileSchema, type ConfigFile, type Profile } from './schema.ts';
+import {
+  isCliFormat,
+  configSchema,
+  profileSchema,
+  SANDBOX_MODES,
+  type ConfigFile,
+  type Profile,
+  type SandboxMode,
+} from './schema.ts';
 
 export type ProfileSource = 'config' | 'project' | 'env' | 'discovered';
 
@@ -11,45 +20,106 @@ export interface ResolvedProfile extends Profile {
   source: ProfileSource;
   /** The file or variables the profile came from, for `providers` and error messages. */
   origin: string;
+  /** The data home whose credentials.json may hold a key for this profile. */
+  dataHome?: string;
+  /**
+   * A project file's profile naming a key variable that the user's own config (or
+   * DELEGATE_API_KEY_ENV) never sends to this origin: the key is not sent (see `keyFor`).
+   */
+  isKeyEnvUntrusted?: boolean;
+  /** The user config file whose profile of the same name this project profile replaces. */
+  replaces?: string;
 }
 
 export interface LoadedConfig {
   profiles: ReadonlyMap<string, ResolvedProfile>;
-  /** Spending caps; the project file's values win per field. */
+  /** Spending caps; a project file may lower the user's caps, never raise them. */
   budget: { dailyUsd?: number; perTaskUsd?: number };
+  /** Fix rounds and the reviewer pass of tasks; the project file's values win per field. */
+  tasks: NonNullable<ConfigFile['tasks']>;
+  /**
+   * The task sandbox: the strictest mode any file sets (default `auto`), so a project file can
+   * tighten the user's choice but never loosen it. Always set by loadConfig.
+   */
+  sandbox?: SandboxMode;
   /** The default named by a config file, if any (validated to exist). */
   defaultProfile?: string;
+  /** The file that named `defaultProfile`. */
+  defaultFrom?: string;
+  /** Set when DELEGATE_BASE_URL/DELEGATE_MODEL are set but a configured profile named "env" wins. */
+  envProfileIgnored?: string;
   /** Config files that were found and read. */
   files: string[];
   /** Where the user's config lives, whether or not it exists yet. */
   configFile: string;
 }
 
+/**
+ * Caps merged so that each layer can only tighten what came before: a cloned repository's
+ * `.claude/delegate.json` must not lift the spending limits its user set.
+ */
+function tighterBudget(
+  before: LoadedConfig['budget'],
+  layer: LoadedConfig['budget'] | undefined,
+): LoadedConfig['budget'] {
+  const lower = (a?: number, b?: number) =>
+    a === undefined ? b : b === undefined ? a : Math.min(a, b);
+  const dailyUsd = lower(before.dailyUsd, layer?.dailyUsd);
+  const perTaskUsd = lower(before.perTaskUsd, layer?.perTaskUsd);
+  return {
+    ...(dailyUsd !== undefined ? { dailyUsd } : {}),
+    ...(perTaskUsd !== undefined ? { perTaskUsd } : {}),
+  };
+}
+
 export const ENV_PROFILE_NAME = 'env';
 
-/** Reads and validates `config.json` and the project's `.claude/delegate.json`, project winning. */
-export function loadConfig(dataHome: string, projectDir: string, env: Environment): LoadedConfig {
+/**
+ * Reads and validates `config.json` and the project's `.claude/delegate.json`, project winning.
+ * `userConfig` stands in for config.json's content: provider_set checks a change this way
+ * before writing it.
+ */
+export function loadConfig(
+  dataHome: string,
+  projectDir: string,
+  env: Environment,
+  userConfig?: unknown,
+): LoadedConfig {
   const profiles = new Map<string, ResolvedProfile>();
   const files: string[] = [];
   let defaultProfile: { name: string; file: string } | undefined;
   let budget: LoadedConfig['budget'] = {};
+  const sandboxBySource: Partial<Record<ProfileSource, SandboxMode>> = {};
+  const userProfiles: ResolvedProfile[] = [];
+  let tasks: LoadedConfig['tasks'] = {};
   const layers: Array<[string, ProfileSource]> = [
     [configPath(dataHome), 'config'],
     [projectConfigPath(projectDir), 'project'],
   ];
   for (const [file, source] of layers) {
-    const config = readConfigFile(file);
+    const config =
+      source === 'config' && userConfig !== undefined
+        ? validateConfig(file, userConfig)
+        : readConfigFile(file);
     if (!config) continue;
     files.push(file);
     for (const [name, profile] of Object.entries(config.profiles ?? {})) {
-      profiles.set(name, { ...profile, name, source, origin: file });
+      const replaced = profiles.get(name);
+      const resolved: ResolvedProfile = { ...profile, name, source, origin: file, dataHome };
+      if (replaced) resolved.replaces = replaced.origin;
+      if (source === 'config') userProfiles.push(resolved);
+      profiles.set(name, resolved);
     }
     if (config.defaultProfile) defaultProfile = { name: config.defaultProfile, file };
-    budget = { ...budget, ...config.budget };
+    budget = tighterBudget(budget, config.budget);
+    if (config.sandbox) sandboxBySource[source] = config.sandbox;
+    tasks = { ...tasks, ...config.tasks };
   }
   checkFailoverChains(profiles);
-  const envProfile = readEnvProfile(env);
-  if (envProfile && !profiles.has(ENV_PROFILE_NAME)) profiles.set(ENV_PROFILE_NAME, envProfile);
+  const envProfile = readEnvProfile(env, dataHome);
+  const configuredEnv = profiles.get(ENV_PROFILE_NAME);
+  if (envProfile && !configuredEnv) profiles.set(ENV_PROFILE_NAME, envProfile);
+  markUntrustedKeyEnvs(profiles, envProfile ? [...userProfiles, envProfile] : userProfiles);
   if (defaultProfile && !profiles.has(defaultProfile.name)) {
     throw new UserError(
       `Invalid config in ${defaultProfile.file}: defaultProfile "${defaultProfile.name}" is not a profile ` +
@@ -59,7 +129,15 @@ export function loadConfig(dataHome: string, projectDir: string, env: Environmen
   return {
     profiles,
     budget,
+    tasks,
+    sandbox: strictestSandbox(sandboxBySource.config ?? 'auto', sandboxBySource.project),
     defaultProfile: defaultProfile?.name,
+    ...(defaultProfile ? { defaultFrom: defaultProfile.file } : {}),
+    ...(envProfile && configuredEnv
+      ? {
+          envProfileIgnored: `DELEGATE_BASE_URL/DELEGATE_MODEL are set, but the profile "env" in ${configuredEnv.origin} takes that name and wins; rename it to use the environment profile.`,
+        }
+      : {}),
     files,
     configFile: configPath(dataHome),
   };
@@ -82,6 +160,10 @@ function readConfigFile(file: string): ConfigFile | undefined {
         'Fix the syntax (no comments or trailing commas) and call again.',
     );
   }
+  return validateConfig(file, json);
+}
+
+function validateConfig(file: string, json: unknown): ConfigFile {
   const parsed = configSchema.safeParse(json);
   if (!parsed.success) {
     throw new UserError(
@@ -93,7 +175,7 @@ function readConfigFile(file: string): ConfigFile | undefined {
 }
 
 /** The environment-only profile: `DELEGATE_BASE_URL`, `DELEGATE_FORMAT`, `DELEGATE_MODEL`, `DELEGATE_API_KEY_ENV`. */
-function readEnvProfile(env: Environment): ResolvedProfile | undefined {
+function readEnvProfile(env: Environment, dataHome: string): ResolvedProfile | undefined {
   const baseUrl = env.DELEGATE_BASE_URL?.trim();
   const model = env.DELEGATE_MODEL?.trim();
   if (!baseUrl && !model) return undefined;
@@ -127,8 +209,51 @@ function readEnvProfile(env: Environment): ResolvedProfile | undefined {
     ...(local ? { local } : {}),
     name: ENV_PROFILE_NAME,
     source: 'env',
-    origin: 'DELEGATE_* environment variables',
+    origin: `environment (${ENV_VARIABLES.filter((name) => env[name]?.trim()).join(', ')})`,
+    dataHome,
   };
+}
+
+const ENV_VARIABLES = [
+  'DELEGATE_FORMAT',
+  'DELEGATE_BASE_URL',
+  'DELEGATE_MODEL',
+  'DELEGATE_API_KEY_ENV',
+] as const;
+
+/**
+ * A project's `.claude/delegate.json` comes with the repository, so it is not trusted with the
+ * user's keys: its profile may name a key variable only when the user's own config.json (or
+ * DELEGATE_API_KEY_ENV) already sends that variable to the same origin. Otherwise a cloned repo
+ * could point $OPENAI_API_KEY at a host of its choosing. Stored keys need no such rule: each is
+ * bound to the origin the user entered it for.
+ */
+function markUntrustedKeyEnvs(
+  profiles: Map<string, ResolvedProfile>,
+  trustedProfiles: readonly ResolvedProfile[],
+): void {
+  const pairOf = (profile: ResolvedProfile) =>
+    `${profile.apiKeyEnv ?? ''} ${originOrEmpty(profile.baseUrl)}`;
+  const trusted = new Set(trustedProfiles.filter((p) => p.apiKeyEnv).map(pairOf));
+  for (const profile of profiles.values()) {
+    if (profile.source === 'project' && profile.apiKeyEnv && !trusted.has(pairOf(profile))) {
+      profile.isKeyEnvUntrusted = true;
+    }
+  }
+}
+
+function originOrEmpty(baseUrl: string): string {
+  try {
+    return keyOrigin(baseUrl);
+  } catch {
+    return '';
+  }
+}
+
+/** The user's mode (default `auto`), unless the project asks for a stricter one: `required` > `auto` > `off`. */
+function strictestSandbox(user: SandboxMode, project: SandboxMode | undefined): SandboxMode {
+  if (!project) return user;
+  return SANDBOX_MODES.indexOf(project) < SANDBOX_MODES.indexOf(user) ? project : user;
 }
 
 export function isLoopbackUrl(url: string): boolean {
@@ -136,7 +261,7 @@ export function isLoopbackUrl(url: string): boolean {
   return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
 }
 
-function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .map((issue) => {
       const field = issue.path.map(String).join('.') || '(top level)';
@@ -164,6 +289,11 @@ function checkFailoverChains(profiles: ReadonlyMap<string, ResolvedProfile>): vo
   for (const profile of profiles.values()) {
     const chain = profile.failover ?? [];
     const where = `Invalid config in ${profile.origin}: profiles.${profile.name}.failover`;
+    if (chain.length > 0 && isCliFormat(profile.format)) {
+      throw new UserError(
+        `${where}: a CLI profile (${profile.format}) never fails over (its quota is your plan). Remove the failover list.`,
+      );
+    }
     if (chain.length > 0 && profile.local) {
       throw new UserError(
         `${where}: a local profile never fails over (its data stays on this machine). Remove the failover list.`,
@@ -174,6 +304,11 @@ function checkFailoverChains(profiles: ReadonlyMap<string, ResolvedProfile>): vo
       if (!next || target === profile.name) {
         throw new UserError(
           `${where}: "${target}" is not another profile (profiles: ${listNames(profiles)}).`,
+        );
+      }
+      if (isCliFormat(next.format)) {
+        throw new UserError(
+          `${where}: "${target}" is a CLI profile, which is never a failover target.`,
         );
       }
       if (next.local) {

@@ -25,6 +25,16 @@ export function configPath(dataHome: string): string {
   return join(dataHome, 'config.json');
 }
 
+/** Stored keys (mode 0600); never read by anything but the key lookup and the key tools. */
+export function credentialsPath(dataHome: string): string {
+  return join(dataHome, 'credentials.json');
+}
+
+/** Serialises read-modify-write of config.json and credentials.json across processes. */
+export function settingsLockPath(dataHome: string): string {
+  return join(dataHome, 'locks', 'settings');
+}
+
 export function projectConfigPath(projectDir: string): string {
   return join(projectDir, '.claude', 'delegate.json');
 }

@@ -1,7 +1,9 @@
 import type { ProfileFormat } from '../config/schema.ts';
 import { createAnthropicClient } from './anthropic/anthropic-client.ts';
+import { createCopilotClient } from './copilot/copilot-client.ts';
 import { createOpenAiClient } from './openai/openai-client.ts';
 import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
+import { UserError } from '../util/user-error.ts';
 import type {
   CallOptions,
   Endpoint,
@@ -13,7 +15,18 @@ import type {
 const FACTORIES: Record<ProfileFormat, (endpoint: Endpoint) => ModelClient> = {
   openai: createOpenAiClient,
   anthropic: createAnthropicClient,
+  copilot: createCopilotClient,
+  'claude-cli': cliEngineOnly,
+  'codex-cli': cliEngineOnly,
+  'gemini-cli': cliEngineOnly,
 };
+
+/** A CLI-engine profile has no wire client: it runs tasks only, through its CLI. */
+function cliEngineOnly(): ModelClient {
+  throw new UserError(
+    'This profile is a CLI engine (claude-cli, codex-cli, gemini-cli): it runs tasks only. Use task_start with it, or another profile for delegate.',
+  );
+}
 
 /**
  * The adapter for a profile's wire format, with retries around every call. Gateways are

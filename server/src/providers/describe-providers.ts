@@ -1,5 +1,6 @@
 import { discoverLocalServer, discoveredProfile } from '../config/discover-local.ts';
 import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../config/load-config.ts';
+import { readCredentials } from '../config/credentials.ts';
 import { describeAuth, endpointFor } from '../config/profile-endpoint.ts';
 import { noWorkerMessage, resolveProfile } from '../config/resolve-profile.ts';
 import type { EngineContext } from '../engine-context.ts';
@@ -16,15 +17,19 @@ const MODELS_SHOWN = 8;
 /** The text of the `providers` tool: every profile, the default, and (with `check`) live facts. */
 export async function describeProviders(context: EngineContext, check: boolean): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const notes = [readCredentials(context.dataHome).repaired, config.envProfileIgnored].filter(
+    (note): note is string => note !== undefined,
+  );
+  const noted = (text: string) => (notes.length ? `${notes.join('\n')}\n${text}` : text);
   const discover = context.discover ?? discoverLocalServer;
   if (config.profiles.size === 0) {
     const server = await discover(context.env);
-    if (!server) return noWorkerMessage(config.configFile);
+    if (!server) return noted(noWorkerMessage(config.configFile));
     const profile = discoveredProfile(server);
     const lines = await describeProfile(profile, context, check, true);
-    return (
+    return noted(
       `No profiles configured; using the auto-detected local server:\n${lines}\n` +
-      `Served models: ${server.models.slice(0, MODELS_SHOWN).join(', ')}. Add a profile to ${config.configFile} to pin one.`
+        `Served models: ${server.models.slice(0, MODELS_SHOWN).join(', ')}. Add a profile to ${config.configFile} to pin one.`,
     );
   }
   const defaultName = await defaultProfileName(config, context);
@@ -34,7 +39,32 @@ export async function describeProviders(context: EngineContext, check: boolean):
     ),
   );
   const files = config.files.length ? config.files.join(', ') : 'DELEGATE_* environment variables';
-  return `Profiles (default: ${defaultName ?? 'none — pass profile or set defaultProfile'}; from ${files}):\n${blocks.join('\n')}`;
+  const why = defaultReason(config, defaultName);
+  return noted(
+    `Profiles (default: ${defaultName ?? 'none — pass profile or set defaultProfile'}; from ${files}${why}):\n${blocks.join('\n')}`,
+  );
+}
+
+function defaultReason(config: LoadedConfig, defaultName: string | undefined): string {
+  if (defaultName === undefined) return '';
+  if (config.defaultFrom) return `; defaultProfile set in ${config.defaultFrom}`;
+  if (config.profiles.get(defaultName)?.source === 'env') return '; the environment profile';
+  return '; the only profile';
+}
+
+/** Where a profile's settings came from; its key's source is in `describeAuth`. */
+function settingsOrigin(profile: ResolvedProfile): string {
+  const replaces = profile.replaces ? ` (replaces the one in ${profile.replaces})` : '';
+  switch (profile.source) {
+    case 'config':
+      return `from user config ${profile.origin}`;
+    case 'project':
+      return `from project config ${profile.origin}${replaces}`;
+    case 'env':
+      return `from ${profile.origin}`;
+    default:
+      return 'auto-detected';
+  }
 }
 
 async function defaultProfileName(
@@ -62,10 +92,12 @@ async function describeProfile(
     profile.baseUrl,
     profile.local ? 'local' : 'remote',
     describeAuth(profile, context.env),
-    `from ${profile.source === 'config' || profile.source === 'project' ? profile.origin : profile.source}`,
+    settingsOrigin(profile),
   ];
   const lines = [`- ${profile.name}${isDefault ? ' (default)' : ''}: ${facts.join(' · ')}`];
   if (profile.use) lines.push(`  use: ${profile.use}`);
+  // Names only: a header value may be a gateway credential.
+  if (profile.headers) lines.push(`  headers: ${Object.keys(profile.headers).join(', ')}`);
   lines.push(`  pool: ${describePool(profile, holders)}`);
   if (profile.failover?.length) lines.push(`  failover: ${profile.failover.join(' → ')}`);
   if (check) lines.push(`  check: ${await checkProfile(profile, context)}`);

@@ -1,4 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { RefusedEndpointError } from './endpoint-safety.ts';
+import { connectionCode, sendRequest, type HttpResponse } from './http-request.ts';
 import { ProviderError, type CallOptions } from './spec.ts';
 
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
@@ -43,29 +45,30 @@ export async function postStream(
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   let isStreaming = false;
   try {
-    const response = await fetch(url, {
+    const response = await sendRequest(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...init.headers },
       body: JSON.stringify(init.body),
       signal: controller.signal,
     });
-    if (!response.ok) throw await httpError(url, response);
+    if (!isOk(response)) throw await httpError(url, response, init.headers);
     isStreaming = true;
     const isJson = (response.headers.get('content-type') ?? '').includes('application/json');
     const parser = createParser({ onEvent: (event) => handlers.onEvent(event) });
     const decoder = new TextDecoder();
     let jsonText = '';
-    for await (const chunk of response.body ?? []) {
+    for await (const chunk of response.body) {
       clearTimeout(idleTimer);
       idleTimer = setTimeout(abortWith(stalled()), idleMs);
-      const text = decoder.decode(chunk as Uint8Array, { stream: true });
+      const text = decoder.decode(chunk, { stream: true });
       if (isJson) jsonText += text;
       else parser.feed(text);
     }
     if (isJson) handlers.onJson(parseJson(url, jsonText + decoder.decode()));
     return response.headers;
   } catch (error) {
-    if (error instanceof ProviderError) throw error;
+    if (error instanceof ProviderError) throw redacted(error, init.headers);
+    if (error instanceof RefusedEndpointError) throw error;
     if (timedOut) throw timedOut;
     if (options.signal?.aborted)
       throw new ProviderError(`Call to ${url} was cancelled.`, 'aborted');
@@ -83,24 +86,32 @@ export async function postStream(
   }
 }
 
-/** GETs JSON with a timeout; used for model listings and reachability checks. */
+/** GETs JSON with a timeout; used for model listings, reachability checks and discovery. */
 export async function getJson(
   url: string,
   headers: Record<string, string>,
   timeoutMs: number,
 ): Promise<unknown> {
-  let response: Response;
+  const controller = new AbortController();
+  // Our own timer: Node 18/20 can lose AbortSignal.timeout to garbage collection.
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    const response = await sendRequest(url, { method: 'GET', headers, signal: controller.signal });
+    if (!isOk(response)) throw await httpError(url, response, headers);
+    return parseJson(url, await response.text());
   } catch (error) {
-    if ((error as Error).name === 'TimeoutError') {
+    if (error instanceof ProviderError) throw redacted(error, headers);
+    if (error instanceof RefusedEndpointError) throw error;
+    if (controller.signal.aborted) {
       throw new ProviderError(`${url} did not answer within ${timeoutMs} ms.`, 'timeout');
     }
     throw connectionError(url, error);
+  } finally {
+    clearTimeout(timer);
   }
-  if (!response.ok) throw await httpError(url, response);
-  return parseJson(url, await response.text());
 }
+
+const isOk = (response: HttpResponse) => response.status >= 200 && response.status < 300;
 
 export function parseJson(url: string, text: string): unknown {
   try {
@@ -128,8 +139,13 @@ export function routingFacts(headers: Headers): string | undefined {
   return facts.length ? facts.sort().join('; ') : undefined;
 }
 
-async function httpError(url: string, response: Response): Promise<ProviderError> {
-  const body = await response.text().catch(() => '');
+async function httpError(
+  url: string,
+  response: HttpResponse,
+  sent: Record<string, string>,
+): Promise<ProviderError> {
+  // Before cutting to length, so no part of a key survives the cut.
+  const body = redactSecrets(await response.text().catch(() => ''), sent);
   let detail = body.trim().slice(0, 500);
   try {
     const json = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
@@ -161,15 +177,34 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/**
+ * An endpoint may echo what it was sent ("invalid key sk-…"); error text reaches results, the
+ * ledger and logs, so every header value we sent that could be a credential is cut out of it.
+ */
+function redacted(error: ProviderError, sent: Record<string, string>): ProviderError {
+  error.message = redactSecrets(error.message, sent);
+  return error;
+}
+
+function redactSecrets(text: string, sent: Record<string, string>): string {
+  let clean = text;
+  for (const [name, value] of Object.entries(sent)) {
+    if (!/auth|key|token|secret|cookie|-vk$/i.test(name)) continue;
+    for (const secret of [value, value.replace(/^(bearer|basic)\s+/i, '')]) {
+      if (secret.length >= 8) clean = clean.split(secret).join('[redacted]');
+    }
+  }
+  return clean;
+}
+
 const HTTP_HINTS: Record<number, string> = {
-  401: 'the key was refused; check the variable named by apiKeyEnv.',
+  401: 'the key was refused; check the variable named by apiKeyEnv, or store it again with provider_key.',
   403: 'the key may not use this model or endpoint.',
   404: 'check baseUrl (openai: include /v1; anthropic: the host root) and the model name.',
 };
 
 function connectionError(url: string, error: unknown): ProviderError {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const code = cause?.code ?? cause?.message ?? (error as Error).message;
+  const code = connectionCode(error);
   return new ProviderError(
     `Cannot reach ${url} (${code}). Is the server running and is baseUrl right?`,
     code === 'ECONNREFUSED' ? 'refused' : 'unreachable',

@@ -27,6 +27,8 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   /** First sentence: what it does and returns. At most 1,024 characters. */
   description: string;
   inputSchema: Shape;
+  /** Pass arguments the schema does not name to the handler (to refuse them by name) instead of dropping them. */
+  shouldSeeUnknownArguments?: boolean;
   annotations: ToolAnnotations;
   handler(
     input: z.infer<z.ZodObject<Shape>>,
@@ -41,6 +43,24 @@ export interface ToolCall {
   signal: AbortSignal;
   /** Sends an MCP progress notification when the client asked for them; a no-op otherwise. */
   reportProgress(message: string, progress: number, total?: number): Promise<void>;
+  /**
+   * Asks the USER for one line of text through MCP form elicitation; the answer goes to the
+   * handler, never through the model. Absent when the client cannot elicit.
+   */
+  askUser?(question: UserQuestion): Promise<UserAnswer>;
+}
+
+export interface UserQuestion {
+  /** What the user reads above the form. */
+  message: string;
+  title: string;
+  description: string;
+}
+
+export interface UserAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  /** The text entered, on accept. */
+  value?: string;
 }
 
 export function defineTool<Shape extends z.ZodRawShape>(

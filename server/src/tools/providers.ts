@@ -7,14 +7,10 @@ export const providersTool = defineTool({
   name: 'providers',
   title: 'List worker profiles',
   description:
-    'Lists the worker profiles you can delegate to: name, what each is for (use), format, model, ' +
-    'endpoint, whether it is local, how it authenticates, and the default. With check: true it ' +
-    'also contacts each endpoint and reports reachability, latency and the models it serves.',
+    "Lists worker profiles: use, format, model, endpoint, local or not, key source, settings' origin, " +
+    'default; with check, reachability and served models.',
   inputSchema: {
-    check: z
-      .boolean()
-      .optional()
-      .describe('Contact each endpoint to check reachability and list served models.'),
+    check: z.boolean().optional().describe('Contact each endpoint.'),
   },
   annotations: {
     readOnlyHint: true,

@@ -2,6 +2,9 @@ import { agentsListTool } from './agents-list.ts';
 import { delegateBatchTool } from './delegate-batch.ts';
 import { delegateTool } from './delegate.ts';
 import type { ToolDefinition } from './define-tool.ts';
+import { providerKeyTool } from './provider-key.ts';
+import { providerRemoveTool } from './provider-remove.ts';
+import { providerSetTool } from './provider-set.ts';
 import { providersTool } from './providers.ts';
 import { taskAnswerTool } from './task-answer.ts';
 import { taskCancelTool } from './task-cancel.ts';
@@ -25,5 +28,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   taskCleanupTool,
   agentsListTool,
   providersTool,
+  providerSetTool,
+  providerRemoveTool,
+  providerKeyTool,
   usageTool,
 ];
