@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { prepareCommand, type SandboxPolicy } from '../agent/sandbox/index.ts';
 import { killProcessGroup } from '../agent/worker-tools/index.ts';
+import { errorMessage } from '../util/user-error.ts';
 import type { VerificationFacts } from './job-store.ts';
 
 const TAIL_CHARS = 3_000;
@@ -7,16 +9,27 @@ const TAIL_CHARS = 3_000;
 /**
  * Runs the task's test command in its directory (bash, stdin closed, own process group, the
  * whole group killed at the timeout) and returns the facts: exit code, output tail, time.
+ * It runs code the worker wrote, so with a sandbox policy it runs inside the same OS sandbox
+ * as the worker's commands.
  */
-export function runTestCommand(
+export async function runTestCommand(
   command: string,
   cwd: string,
   env: Record<string, string>,
   timeoutMs: number,
+  sandbox?: SandboxPolicy,
 ): Promise<VerificationFacts> {
   const started = Date.now();
+  let script: string;
+  let release: () => void;
+  try {
+    ({ script, release } = await prepareCommand(command, sandbox, env));
+  } catch (error) {
+    const note = `[could not set up the OS sandbox: ${errorMessage(error)}]`;
+    return { command, exitCode: null, outputTail: note, ms: Date.now() - started };
+  }
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', command], {
+    const child = spawn('bash', ['-c', script], {
       cwd,
       env,
       detached: true,
@@ -24,6 +37,7 @@ export function runTestCommand(
     });
     let output = '';
     let timedOut = false;
+    let isFinished = false;
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-TAIL_CHARS * 2);
     };
@@ -34,7 +48,10 @@ export function runTestCommand(
       if (child.pid) void killProcessGroup(child.pid);
     }, timeoutMs);
     const finish = (exitCode: number | null, note = '') => {
+      if (isFinished) return;
+      isFinished = true;
       clearTimeout(timer);
+      release();
       resolve({
         command,
         exitCode,

@@ -11,7 +11,9 @@ export const runBashTool = defineWorkerTool({
   description:
     'Run a command with `bash -c` in the task directory (stdin closed). Returns stdout and stderr ' +
     'combined (long output keeps its head and tail) and the exit code. Times out after 120 s ' +
-    'unless timeout_s says otherwise (at most 600); then the command and all it started are killed.',
+    'unless timeout_s says otherwise (at most 600); then the command and all it started are killed. ' +
+    'In the OS sandbox, commands write only in the task directory and $TMPDIR, have no network beyond ' +
+    'allowed hosts, and git cannot commit: your work is committed for you when you finish.',
   inputSchema: {
     type: 'object',
     properties: {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UserError } from '../../util/user-error.ts';
+import { errorMessage, UserError } from '../../util/user-error.ts';
+import { prepareCommand, type PreparedCommand } from '../sandbox/os-sandbox.ts';
 import { isProcessGroupAlive, killProcessGroup } from './kill-process-group.ts';
 import { createOutputCapture, type OutputCapture } from './output-capture.ts';
 import type { WorkerToolContext } from './types.ts';
@@ -30,8 +31,10 @@ interface StartedBash {
 }
 
 /**
- * Runs `bash -c command` in its own process group with stdin closed. On timeout or abort,
- * and after bash ends, the whole group is killed, so nothing it started outlives the call.
+ * Runs `bash -c command` in its own process group with stdin closed (inside the OS sandbox
+ * when the context has one). On timeout or abort, and after bash ends, the whole group is
+ * killed, so nothing it started outlives the call; in the sandbox, bubblewrap's death ends
+ * its PID namespace, and with it everything the command started there.
  */
 export async function runCommand(
   command: string,
@@ -40,7 +43,15 @@ export async function runCommand(
 ): Promise<CommandOutcome> {
   const { signal } = context;
   if (signal?.aborted) throw new UserError('Cancelled before the command started.');
-  const { pgid, output, exited, drain } = await startBash(command, context);
+  const prepared = await prepare(`exec 2>&1; ${command}`, context);
+  let started: StartedBash;
+  try {
+    started = await startBash(prepared.script, context);
+  } catch (error) {
+    prepared.release();
+    throw error;
+  }
+  const { pgid, output, exited, drain } = started;
   context.onChildProcess?.(pgid, true);
   const state: { ending: CommandEnding } = { ending: 'exited' };
   const stop = (ending: CommandEnding) => {
@@ -60,13 +71,25 @@ export async function runCommand(
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
+    prepared.release();
     context.onChildProcess?.(pgid, false);
   }
 }
 
-async function startBash(command: string, context: WorkerToolContext): Promise<StartedBash> {
-  // One stream for both, so their lines keep their order; a parse error still reaches stderr.
-  const child = spawn('bash', ['-c', `exec 2>&1; ${command}`], {
+async function prepare(command: string, context: WorkerToolContext): Promise<PreparedCommand> {
+  try {
+    return await prepareCommand(command, context.sandbox, context.env);
+  } catch (error) {
+    throw new UserError(
+      `run_bash could not set up the OS sandbox: ${errorMessage(error)}. Nothing ran.`,
+    );
+  }
+}
+
+async function startBash(script: string, context: WorkerToolContext): Promise<StartedBash> {
+  // One stream for both (the script starts with `exec 2>&1`), so their lines keep their order;
+  // a parse error, or the sandbox's own complaint, still reaches stderr.
+  const child = spawn('bash', ['-c', script], {
     cwd: context.root,
     env: context.env,
     stdio: ['ignore', 'pipe', 'pipe'],

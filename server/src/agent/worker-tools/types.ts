@@ -1,3 +1,5 @@
+import type { SandboxPolicy } from '../sandbox/sandbox-policy.ts';
+
 /** What every worker tool call runs against: the task directory, its environment and its cancellation. */
 export interface WorkerToolContext {
   /** Real path of the task directory (a git worktree or the workdir); every path is confined to it. */
@@ -5,6 +7,8 @@ export interface WorkerToolContext {
   /** Environment for run_bash: already filtered by workerEnv(); no keys. */
   env: Record<string, string>;
   signal?: AbortSignal;
+  /** The OS sandbox run_bash commands run in; absent when the task runs unsandboxed. */
+  sandbox?: SandboxPolicy;
   /** Called with a run_bash child's process-group id when it starts (running true) and ends (false), so a canceller can kill it. */
   onChildProcess?(pgid: number, running: boolean): void;
 }

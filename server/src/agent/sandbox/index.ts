@@ -1,0 +1,17 @@
+export { decideSandbox, type SandboxDecision } from './decide-sandbox.ts';
+export {
+  BWRAP_PATH_VARIABLE,
+  checkSandbox,
+  closeSandbox,
+  prepareCommand,
+  sandboxInstallHint,
+  type PreparedCommand,
+  type SandboxCheck,
+} from './os-sandbox.ts';
+export {
+  SECRET_HOME_PATHS,
+  taskSandboxPolicy,
+  type SandboxPolicy,
+  type TaskSandboxInput,
+} from './sandbox-policy.ts';
+export { sandboxForJob, taskAllowHosts, type SandboxedJob } from './task-sandbox.ts';

@@ -1,0 +1,58 @@
+import { join } from 'node:path';
+import { jobsDir, type Environment } from '../../config/paths.ts';
+import { HOST_PATTERN } from '../../config/schema.ts';
+import { UserError } from '../../util/user-error.ts';
+import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
+import { taskSandboxPolicy, type SandboxPolicy } from './sandbox-policy.ts';
+
+/** The fields of a task (job.json) that its sandbox is made from. */
+export interface SandboxedJob {
+  id: string;
+  workdir: string;
+  worktreePath?: string;
+  sandboxed?: boolean;
+  allowHosts?: string[];
+}
+
+/**
+ * The policy a task's commands run under, for the process about to run them (the server's
+ * preflight, the worker): writes in the task's workdir and `jobs/<id>/tmp`, the whole worktree
+ * and `extraReadable` readable. A task started sandboxed never runs unsandboxed: if the
+ * sandbox stopped working since task_start, this throws and the task fails instead.
+ */
+export async function sandboxForJob(
+  job: SandboxedJob,
+  dataHome: string,
+  env: Environment,
+  extraReadable: readonly string[] = [],
+): Promise<SandboxPolicy | undefined> {
+  if (!job.sandboxed) return undefined;
+  // task_start probed the sandbox already; here starting it (dependencies, proxies) is enough.
+  const check = await checkSandbox(env, false);
+  if (!check.isAvailable) {
+    throw new Error(
+      `the task was started in the OS sandbox, which no longer works: ${check.reason ?? 'unknown reason'}. ${sandboxInstallHint()}`,
+    );
+  }
+  return taskSandboxPolicy({
+    taskDir: job.workdir,
+    tmpDir: join(jobsDir(dataHome), job.id, 'tmp'),
+    dataHome,
+    home: env.HOME,
+    allowHosts: job.allowHosts ?? [],
+    readable: [...(job.worktreePath ? [job.worktreePath] : []), ...extraReadable],
+  });
+}
+
+/** The hosts a task's commands may reach: the profile's and the task's, checked and deduplicated. */
+export function taskAllowHosts(...lists: Array<readonly string[] | undefined>): string[] {
+  const hosts = [...new Set(lists.flatMap((list) => list ?? []).map((host) => host.trim()))];
+  const bad = hosts.find((host) => !HOST_PATTERN.test(host));
+  if (bad !== undefined) {
+    throw new UserError(
+      `allow_hosts: "${bad}" is not a host. Use a name ("api.example.com"), a wildcard ("*.example.com"), ` +
+        'an IP literal ("10.0.0.5", "[::1]"), each optionally with ":port".',
+    );
+  }
+  return hosts;
+}

@@ -1,0 +1,153 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  byAssistantTurn,
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+} from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { settleWorkers } from '../helpers/processes.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+
+/** Points the sandbox at a bubblewrap that is not there: the library's own check then fails. */
+const NO_BWRAP = { DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' };
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+  initRepository(world.project, BROKEN_ADD_PROJECT);
+});
+afterEach(async () => {
+  await server?.close();
+  await settleWorkers(world.dataHome);
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+}, 30_000);
+
+const bash = (command: string): FakeReply => ({
+  toolUses: [{ name: 'run_bash', input: { command } }],
+});
+
+/** A worker that fixes add() from the shell and tries one write outside the worktree. */
+function fixingSteps(outside: string): FakeReply[] {
+  return [
+    bash(`sed -i 's/a - b/a + b/' src/add.js && node test.js`),
+    bash(`echo pwn > ${outside}; echo "outside exit $?"`),
+    { text: 'Fixed add() with sed; node test.js passes.' },
+  ];
+}
+
+async function startWith(
+  steps: FakeReply[],
+  config: Record<string, unknown>,
+  env: Record<string, string> = {},
+): Promise<ServerHandle> {
+  fake = await startFakeProvider({ respond: byAssistantTurn(steps) });
+  world.writeConfig({
+    ...config,
+    profiles: {
+      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+    },
+  });
+  server = await startServer({ ...world.env, ...env });
+  return server;
+}
+
+const jobOf = (id: string) =>
+  JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
+
+describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
+  it('auto with the sandbox available: the work lands in the worktree, the test passes, nothing leaks', async () => {
+    const outside = join(world.root, 'leak.txt');
+    const handle = await startWith(fixingSteps(outside), { sandbox: 'auto' });
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+    });
+    expect(started.isError, started.text).toBe(false);
+    expect(started.text).not.toContain('unsandboxed');
+    const id = taskIdOf(started.text);
+    const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
+    expect(done).toMatch(new RegExp(`^${id} done passed`));
+    expect(done).not.toContain('unsandboxed');
+    expect(jobOf(id)).toMatchObject({ sandboxed: true, verification: { exitCode: 0 } });
+    expect(jobOf(id).sandboxNote).toBeUndefined();
+    const result = await handle.callText('task_result', { task_id: id });
+    expect(result.text).toContain('verdict: passed');
+    expect(result.text).not.toContain('unsandboxed');
+    expect(JSON.stringify(fake!.requests[2]!.body.messages)).toContain('Read-only file system');
+    expect(existsSync(outside)).toBe(false);
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
+  });
+
+  it('auto without a usable sandbox: the task runs and every line says it ran unsandboxed', async () => {
+    const outside = join(world.root, 'leak.txt');
+    const handle = await startWith(fixingSteps(outside), {}, NO_BWRAP);
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    expect(started.text.split('\n')[0]).toMatch(/ · unsandboxed$/);
+    const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
+    expect(done).toMatch(new RegExp(`^${id} done passed .* · unsandboxed$`));
+    expect(done.length).toBeLessThanOrEqual(160);
+    const job = jobOf(id);
+    expect(job.sandboxed).toBe(false);
+    expect(job.sandboxNote).toMatch(/bubblewrap \(bwrap\) not executable at \/nonexistent\/bwrap/);
+    const result = await handle.callText('task_result', { task_id: id });
+    expect(result.text).toMatch(
+      /\nunsandboxed: the worker's commands and the test command ran without the OS sandbox \(the OS sandbox is not available here: .*Install bubblewrap, socat and ripgrep/,
+    );
+    // Unsandboxed, the write outside really lands: the marks are not decoration.
+    expect(existsSync(outside)).toBe(true);
+  });
+
+  it('required without a usable sandbox: task_start refuses before anything is made or spent', async () => {
+    const handle = await startWith([{ text: 'never' }], { sandbox: 'required' }, NO_BWRAP);
+    const refused = await handle.callText('task_start', { task: 'Fix add()' });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toMatch(/^sandbox is "required" but the OS sandbox is not available here/);
+    expect(refused.text).toContain('Install bubblewrap, socat and ripgrep');
+    expect(refused.text).toContain('"sandbox": "auto"');
+    expect(existsSync(join(world.dataHome, 'jobs'))).toBe(false);
+    expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
+    expect(fake!.requests).toEqual([]);
+  });
+
+  it('off is unsandboxed and says why; a project file cannot turn the sandbox off', async () => {
+    const handle = await startWith([{ text: 'Nothing to do.' }], { sandbox: 'off' });
+    const off = await handle.callText('task_start', { task: 'Look', wait_s: 30 });
+    expect(off.text).toContain('unsandboxed: ');
+    expect(off.text).toContain('sandbox is "off" in the configuration');
+    world.writeConfig({
+      profiles: {
+        w: { format: 'openai', baseUrl: fake!.openaiBaseUrl, model: 'worker-model', local: true },
+      },
+    });
+    world.writeProjectFile('.claude/delegate.json', JSON.stringify({ sandbox: 'off' }));
+    const tightened = await handle.callText('task_start', { task: 'Look', wait_s: 30 });
+    expect(tightened.text).not.toContain('unsandboxed');
+    const ids = readdirSync(join(world.dataHome, 'jobs')).filter((id) => id !== taskIdOf(off.text));
+    expect(ids.map((id) => jobOf(id).sandboxed)).toEqual([true]);
+  });
+
+  it('refuses an allow_hosts entry that is not a host', async () => {
+    const handle = await startWith([{ text: 'never' }], {});
+    const refused = await handle.callText('task_start', {
+      task: 'x',
+      allow_hosts: ['http://example.com/path'],
+    });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toMatch(/^allow_hosts: "http:\/\/example.com\/path" is not a host/);
+  });
+});
