@@ -3,9 +3,17 @@ import type {
   GenerateRequest,
   GenerateResult,
   Message,
+  StopReason,
   ToolSpec,
 } from '../providers/spec.ts';
 import { textOf } from '../providers/spec.ts';
+import {
+  CONTEXT_POLICY,
+  createContextPolicy,
+  type ContextPolicy,
+  type ContextPolicySettings,
+} from './context-policy.ts';
+import { countdownNote, isUnclearEnding, NUDGE } from './turn-notices.ts';
 import type { WorkerTool, WorkerToolContext } from './worker-tools/types.ts';
 
 /** Tools the loop itself answers: progress notes and questions to the supervisor. */
@@ -35,6 +43,11 @@ export interface LoopHooks {
   /** Steering messages that arrived since the last step. */
   takeSteering(): string[];
   onFilesWritten(paths: readonly string[]): void;
+  /**
+   * Called when the worker gives its final answer: a message (e.g. failing test output) and
+   * extra turns make the run go on in the same conversation; undefined lets it end.
+   */
+  continueAfterAnswer?(): Promise<{ message: string; extraTurns: number } | undefined>;
 }
 
 export interface LoopOptions {
@@ -46,31 +59,51 @@ export interface LoopOptions {
   callModel(request: GenerateRequest): Promise<GenerateResult>;
   toolContext: WorkerToolContext;
   hooks: LoopHooks;
+  /** Eviction and repeat cache (default CONTEXT_POLICY); NAIVE_CONTEXT keeps the full history. */
+  contextPolicy?: ContextPolicySettings;
 }
 
 export interface LoopOutcome {
   summary: string;
   turns: number;
-  stoppedBy: 'answer' | 'max_turns';
+  /** `unclear`: after the one nudge, another turn ended without a tool call or a clear answer. */
+  stoppedBy: 'answer' | 'max_turns' | 'unclear';
 }
+
+/** One run's state beside its messages. */
+interface Run {
+  options: LoopOptions;
+  tools: ReadonlyMap<string, WorkerTool>;
+  policy: ContextPolicy;
+  /** The turn budget, raised when the run goes on after an answer. */
+  budget: number;
+  isNudged: boolean;
+}
+
+const EMPTY_REPLY: Block = { type: 'text', text: '(empty reply)' };
+
+type ToolUseBlock = Extract<Block, { type: 'tool_use' }>;
+type ToolResultBlock = Extract<Block, { type: 'tool_result' }>;
 
 /**
  * The builtin agent: call the model, run the tools it asks for, feed the results back, until
  * it answers without a tool call (that answer is the summary) or the turn budget runs out.
+ * Along the way: old tool results are evicted and repeated reads answered from the last result
+ * (context-policy.ts), a countdown warns near the budget, and one turn that ends without a tool
+ * call and without a clear answer gets a nudge instead of ending the run (turn-notices.ts).
  */
 export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
-  const tools = new Map(options.tools.map((tool) => [tool.name, tool]));
-  const specs: ToolSpec[] = [
-    ...options.tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-    })),
-    ...LOOP_TOOLS,
-  ];
+  const run: Run = {
+    options,
+    tools: new Map(options.tools.map((tool) => [tool.name, tool])),
+    policy: createContextPolicy(options.contextPolicy ?? CONTEXT_POLICY),
+    budget: options.maxTurns,
+    isNudged: false,
+  };
+  const specs = toolSpecs(options.tools);
   const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: options.task }] }];
   let lastText = '';
-  for (let turn = 1; turn <= options.maxTurns; turn += 1) {
+  for (let turn = 1; turn <= run.budget; turn += 1) {
     options.hooks.onStep(turn, 'thinking');
     const result = await options.callModel({
       system: options.system,
@@ -78,32 +111,89 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
       tools: specs,
       maxOutputTokens: options.maxOutputTokens,
     });
-    messages.push({ role: 'assistant', content: result.content });
-    lastText = textOf(result.content).trim() || lastText;
-    const uses = result.content.filter((block) => block.type === 'tool_use');
-    if (uses.length === 0) {
-      // A message from the supervisor that came in while the model was answering still counts.
-      const late = options.hooks.takeSteering();
-      if (late.length === 0) return { summary: lastText, turns: turn, stoppedBy: 'answer' };
-      messages.push({ role: 'user', content: late.map((note) => steeringBlock(note)) });
-      continue;
-    }
+    // An empty reply is kept as a placeholder: Anthropic refuses an empty assistant message.
+    const content: Block[] = result.content.length > 0 ? result.content : [EMPTY_REPLY];
+    messages.push({ role: 'assistant', content });
+    const text = textOf(result.content).trim();
+    lastText = text || lastText;
+    const uses = result.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
     const replies: Block[] = [];
-    for (const use of uses) replies.push(await runTool(use, tools, options, turn));
-    for (const note of options.hooks.takeSteering()) replies.push(steeringBlock(note));
+    for (const use of uses) replies.push(await runTool(use, run, turn));
+    // A message from the supervisor that came in while the model was answering still counts.
+    const notes = options.hooks.takeSteering().map(steeringNote);
+    // The supervisor may have changed files before steering.
+    if (notes.length > 0) run.policy.forgetReads();
+    if (uses.length === 0 && notes.length === 0) {
+      const next = await afterToolFreeTurn(run, turn, text, result.stopReason);
+      if ('stop' in next)
+        return { summary: summaryOf(lastText, next.stop), turns: turn, stoppedBy: next.stop };
+      notes.push(next.note);
+    }
+    const countdown = countdownNote(run.budget - turn);
+    if (countdown) notes.push(countdown);
+    if (notes.length > 0) replies.push({ type: 'text', text: notes.join('\n\n') });
     messages.push({ role: 'user', content: replies });
+    run.policy.evict(turn);
   }
-  return { summary: lastText, turns: options.maxTurns, stoppedBy: 'max_turns' };
+  return { summary: lastText, turns: run.budget, stoppedBy: 'max_turns' };
 }
 
-async function runTool(
-  use: Extract<Block, { type: 'tool_use' }>,
-  tools: ReadonlyMap<string, WorkerTool>,
-  options: LoopOptions,
+/**
+ * After a turn with no tool call and no steering: the end of the run, or the note it goes on
+ * with — the nudge, or what `continueAfterAnswer` sends back after a final answer.
+ */
+async function afterToolFreeTurn(
+  run: Run,
   turn: number,
-): Promise<Block> {
+  text: string,
+  stopReason: StopReason,
+): Promise<{ stop: LoopOutcome['stoppedBy'] } | { note: string }> {
+  const stop = stopWithoutTools(run, turn, text, stopReason);
+  if (stop === undefined) return { note: NUDGE };
+  if (stop !== 'answer') return { stop };
+  const next = await run.options.hooks.continueAfterAnswer?.();
+  if (!next) return { stop };
+  // Whatever ran meanwhile (a test command) may have changed files.
+  run.policy.forgetReads();
+  run.budget += next.extraTurns;
+  return { note: next.message };
+}
+
+/** A turn without a tool call ends the run, unless it is the first unclear one: that one is nudged. */
+function stopWithoutTools(
+  run: Run,
+  turn: number,
+  text: string,
+  stopReason: StopReason,
+): LoopOutcome['stoppedBy'] | undefined {
+  if (turn >= run.budget || !isUnclearEnding(text, stopReason)) return 'answer';
+  if (run.isNudged) return 'unclear';
+  run.isNudged = true;
+  run.options.hooks.onStep(turn, 'nudged: no tool call and no clear final answer');
+  return undefined;
+}
+
+function summaryOf(lastText: string, stop: LoopOutcome['stoppedBy']): string {
+  if (stop !== 'unclear') return lastText;
+  const note = '(The worker stopped without a clear final answer, even after a reminder.)';
+  return lastText ? `${lastText}\n\n${note}` : note;
+}
+
+function toolSpecs(tools: readonly WorkerTool[]): ToolSpec[] {
+  return [
+    ...tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    })),
+    ...LOOP_TOOLS,
+  ];
+}
+
+async function runTool(use: ToolUseBlock, run: Run, turn: number): Promise<ToolResultBlock> {
+  const { options, policy } = run;
   const input = (use.input ?? {}) as Record<string, unknown>;
-  const reply = (content: string, isError = false): Block => ({
+  const reply = (content: string, isError = false): ToolResultBlock => ({
     type: 'tool_result',
     toolUseId: use.id,
     content,
@@ -114,18 +204,35 @@ async function runTool(
     return reply('Noted.');
   }
   if (use.name === 'ask_supervisor') {
-    return reply(await options.hooks.askSupervisor(textArgument(input.question)));
+    const answer = await options.hooks.askSupervisor(textArgument(input.question));
+    // The supervisor may have changed files while the worker waited.
+    policy.forgetReads();
+    return reply(answer);
   }
-  const tool = tools.get(use.name);
+  const tool = run.tools.get(use.name);
   if (!tool)
     return reply(
-      `Unknown tool ${use.name}. Available: ${[...tools.keys(), 'report_progress', 'ask_supervisor'].join(', ')}.`,
+      `Unknown tool ${use.name}. Available: ${[...run.tools.keys(), 'report_progress', 'ask_supervisor'].join(', ')}.`,
       true,
     );
-  options.hooks.onStep(turn, describeCall(use.name, input));
-  const result = await tool.run(input, options.toolContext);
+  const label = describeCall(use.name, input);
+  const repeated = tool.isReadOnly ? policy.repeatOf(use.name, input) : undefined;
+  if (!tool.isReadOnly) policy.forgetReads();
+  options.hooks.onStep(turn, repeated === undefined ? label : `${label} (repeat)`);
+  const result =
+    repeated === undefined ? await tool.run(input, options.toolContext) : { content: repeated };
   if (result.filesWritten?.length) options.hooks.onFilesWritten(result.filesWritten);
-  return reply(result.content, result.isError === true);
+  const block = reply(result.content, result.isError === true);
+  const isRepeat = repeated !== undefined;
+  policy.track(block, {
+    name: use.name,
+    input,
+    label,
+    isReadOnly: tool.isReadOnly,
+    turn,
+    isRepeat,
+  });
+  return block;
 }
 
 function describeCall(name: string, input: Record<string, unknown>): string {
@@ -139,6 +246,6 @@ function textArgument(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function steeringBlock(note: string): Block {
-  return { type: 'text', text: `Message from the supervisor (takes priority): ${note}` };
+function steeringNote(note: string): string {
+  return `Message from the supervisor (takes priority): ${note}`;
 }

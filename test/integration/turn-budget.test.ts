@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { settleWorkers } from '../helpers/processes.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskIdOf } from '../helpers/wait.ts';
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+});
+afterEach(async () => {
+  await server?.close();
+  await settleWorkers(world.dataHome);
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+});
+
+describe('automatic turn budget', () => {
+  it('gives local profiles 80 turns and cloud ones 40, keeps asked budgets and caps them at 150', async () => {
+    fake = await startFakeProvider({ respond: () => ({ text: 'Nothing to do here.' }) });
+    const endpoint = { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model' };
+    world.writeConfig({
+      defaultProfile: 'cloud',
+      profiles: { local: { ...endpoint, local: true }, cloud: endpoint },
+    });
+    server = await startServer(world.env);
+    const budgetOf = async (args: Record<string, unknown>): Promise<number> => {
+      const started = await server!.callText('task_start', {
+        task: 'Look around',
+        wait_s: 30,
+        ...args,
+      });
+      expect(started.isError, started.text).toBe(false);
+      const file = join(world.dataHome, 'jobs', taskIdOf(started.text), 'job.json');
+      return (JSON.parse(readFileSync(file, 'utf8')) as { maxTurns: number }).maxTurns;
+    };
+    expect(await budgetOf({ profile: 'local' })).toBe(80);
+    expect(await budgetOf({ profile: 'cloud' })).toBe(40);
+    expect(await budgetOf({})).toBe(40);
+    expect(await budgetOf({ profile: 'local', max_turns: 7 })).toBe(7);
+    expect(await budgetOf({ profile: 'cloud', max_turns: 400 })).toBe(150);
+    // The plugin's summarizer sets max-turns: 20 in its front matter.
+    expect(await budgetOf({ profile: 'local', agent: 'summarizer' })).toBe(20);
+  });
+});
