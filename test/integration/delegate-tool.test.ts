@@ -290,7 +290,7 @@ describe('delegate errors are clear isError results', () => {
         return { task: 'x' };
       },
       expected:
-        /^Invalid config in .*config\.json:\n(- profiles\.bad(\.format: must be one of "openai", "anthropic"|\.baseUrl: must be an http\(s\) URL such as "http:\/\/127\.0\.0\.1:11434\/v1"|: unknown field "colour" \(check the spelling; this version does not support it\))\n){3}Fix these fields/,
+        /^Invalid config in .*config\.json:\n(- profiles\.bad(\.format: must be one of "openai", "anthropic"[^\n]*|\.baseUrl: must be an http\(s\) URL such as "http:\/\/127\.0\.0\.1:11434\/v1"|: unknown field "colour" \(check the spelling; this version does not support it\))\n){3}Fix these fields/,
     },
     {
       name: 'bad arguments',

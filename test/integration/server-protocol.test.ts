@@ -49,6 +49,19 @@ const EXPECTED_ANNOTATIONS = {
   },
   agents_list: { ...READS, openWorldHint: false },
   providers: { ...READS, openWorldHint: true },
+  provider_set: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  provider_remove: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  provider_key: { ...WRITES, openWorldHint: false },
   usage: { ...READS, openWorldHint: false },
 };
 

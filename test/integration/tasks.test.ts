@@ -110,6 +110,9 @@ describe('tasks through the MCP tools', () => {
     const handle = await startWith([
       use('write_file', { path: 'notes.md', content: 'tried\n' }),
       { text: 'Done (I think).' },
+      // Two fix rounds (the default) get the failing output; the worker gives up each time.
+      { text: 'I could not find the cause.' },
+      { text: 'Still no idea, sorry.' },
     ]);
     const started = await handle.callText('task_start', {
       task: 'Try',
@@ -120,6 +123,7 @@ describe('tasks through the MCP tools', () => {
     expect(started.text).toContain('test command: node test.js → exit 1');
     expect(started.text).toContain('add(2, 3) should be 5');
     expect(started.text).toContain('files changed (1): A notes.md');
+    expect(started.text).toContain('fix rounds: the tests failed 2 time(s) before (exit 1, 1)');
   });
 
   it('wait_s returns the result inline for a quick task, and a broken test runner fails before any token', async () => {

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   budgetStatus,
+  fitToTaskBudget,
   reserveBudget,
+  TaskBudgetReached,
   worstCaseCost,
   type BudgetConfig,
   type Lock,
@@ -163,5 +165,35 @@ describe('worstCaseCost', () => {
       (200_001 * 6 + 1_000 * 22.5) / 1e6,
       12,
     );
+  });
+});
+
+describe('fitToTaskBudget', () => {
+  // $1 per million tokens both ways: 3,000 input bytes are at most 1,000 tokens ($0.001).
+  const price = { inputPerMTok: 1, outputPerMTok: 1 };
+  const request = { maxOutputTokens: 8_000 };
+
+  it('keeps the request when its worst case fits in what is left', () => {
+    expect(fitToTaskBudget(request, price, 3_000, { capUsd: 1, spentUsd: 0.5 })).toBe(request);
+  });
+
+  it('shrinks the output allowance to what is left, so the worst case lands on the cap', () => {
+    const fitted = fitToTaskBudget(request, price, 3_000, { capUsd: 0.01, spentUsd: 0.005 });
+    expect(fitted.maxOutputTokens).toBe(4_000);
+    expect(worstCaseCost(price, 3_000, fitted.maxOutputTokens)).toBeLessThanOrEqual(0.005 + 1e-12);
+  });
+
+  it('refuses a call that could not even write a short answer, with the numbers', () => {
+    expect(() =>
+      fitToTaskBudget(request, price, 3_000, { capUsd: 0.01, spentUsd: 0.0088 }),
+    ).toThrow(TaskBudgetReached);
+    expect(() =>
+      fitToTaskBudget(request, price, 3_000, { capUsd: 0.01, spentUsd: 0.0088 }),
+    ).toThrow(/budget reached: the task spent \$0\.0088 of its \$0\.01 cap/);
+  });
+
+  it('a free profile always fits', () => {
+    const free = { inputPerMTok: 0, outputPerMTok: 0 };
+    expect(fitToTaskBudget(request, free, 1e9, { capUsd: 0.01, spentUsd: 0.01 })).toBe(request);
   });
 });

@@ -47,6 +47,22 @@ describe('loadConfig', () => {
     expect(config.files).toHaveLength(2);
   });
 
+  it('lets a project file lower the spending caps but never raise them; task settings merge per field', () => {
+    world.writeConfig({ budget: { dailyUsd: 5, perTaskUsd: 1 }, tasks: { fixRounds: 3 } });
+    mkdirSync(join(world.project, '.claude'));
+    writeFileSync(
+      join(world.project, '.claude', 'delegate.json'),
+      JSON.stringify({
+        budget: { dailyUsd: 500, perTaskUsd: 0.25 },
+        tasks: { reviewProfile: 'b' },
+        profiles: { b: profile('project-b') },
+      }),
+    );
+    const config = loadConfig(world.dataHome, world.project, {});
+    expect(config.budget).toEqual({ dailyUsd: 5, perTaskUsd: 0.25 });
+    expect(config.tasks).toEqual({ fixRounds: 3, reviewProfile: 'b' });
+  });
+
   it('names the file and the default that does not exist', () => {
     world.writeConfig({ defaultProfile: 'ghost', profiles: { a: profile('m') } });
     expect(() => loadConfig(world.dataHome, world.project, {})).toThrow(
@@ -89,7 +105,9 @@ describe('loadConfig', () => {
         DELEGATE_BASE_URL: 'http://h/v1',
         DELEGATE_FORMAT: 'grpc',
       }),
-    ).toThrow(/- DELEGATE_FORMAT: must be one of "openai", "anthropic"\n- DELEGATE_MODEL: /);
+    ).toThrow(
+      /- DELEGATE_FORMAT: must be one of "openai", "anthropic", "copilot", "claude-cli", "codex-cli", "gemini-cli"\n- DELEGATE_MODEL: /,
+    );
   });
 });
 

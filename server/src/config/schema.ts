@@ -1,11 +1,22 @@
 import { z } from 'zod';
+import { COPILOT_API_URL } from '../providers/copilot/copilot-endpoints.ts';
 
-/** Wire formats this version can call. Later engines (CLI workers, Copilot) extend this list. */
-export const PROFILE_FORMATS = ['openai', 'anthropic'] as const;
-export type ProfileFormat = (typeof PROFILE_FORMATS)[number];
+/** Wire formats this version can call. Later engines (CLI workers) extend this list. */
+export const PROFILE_FORMATS = ['openai', 'anthropic', 'copilot'] as const;
+export type ApiFormat = (typeof PROFILE_FORMATS)[number];
+/** Formats whose worker is a vendor's CLI run as a task engine (server/src/tasks/cli-engines/). */
+export const CLI_FORMATS = ['claude-cli', 'codex-cli', 'gemini-cli'] as const;
+export type CliFormat = (typeof CLI_FORMATS)[number];
+export type ProfileFormat = ApiFormat | CliFormat;
+export const isCliFormat = (format: string): format is CliFormat =>
+  (CLI_FORMATS as readonly string[]).includes(format);
+const ALL_FORMATS = [...PROFILE_FORMATS, ...CLI_FORMATS] as const;
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A sandbox allowlist entry: a name (optionally `*.`), an IPv4 or bracketed IPv6 literal, optional `:port`. */
+export const HOST_PATTERN =
+  /^(?:(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 const httpUrl = z
   .string({ error: 'must be a URL string such as "http://127.0.0.1:11434/v1"' })
@@ -20,12 +31,13 @@ const priceSchema = z.strictObject({
   cachedInputPerMTok: usdPerMTok.optional(),
 });
 
-/** One named worker. Field names are the contract of `config.json` (camelCase). */
-export const profileSchema = z.strictObject({
-  format: z.enum(PROFILE_FORMATS, {
-    error: `must be one of ${PROFILE_FORMATS.map((f) => `"${f}"`).join(', ')}`,
+/** One named worker's fields; `profileSchema` adds the rules across them. */
+const profileFields = z.strictObject({
+  format: z.enum(ALL_FORMATS, {
+    error: `must be one of ${ALL_FORMATS.map((f) => `"${f}"`).join(', ')}`,
   }),
-  baseUrl: httpUrl,
+  /** Required but for `copilot` (see `copilotDefaults`); '' stands for "not given". */
+  baseUrl: httpUrl.default(''),
   model: z.string({ error: 'must be the model name the endpoint serves' }).min(1, {
     error: 'must be the model name the endpoint serves',
   }),
@@ -55,8 +67,72 @@ export const profileSchema = z.strictObject({
       error: 'must be "auto", "always" or "never" (replay of reasoning)',
     })
     .optional(),
+  /** codex-cli's sandbox (gemini-cli: `danger-full-access` = approval mode yolo); only explicit. */
+  sandboxMode: z
+    .enum(['read-only', 'workspace-write', 'danger-full-access'], {
+      error:
+        'must be "read-only", "workspace-write" or "danger-full-access" (codex-cli, gemini-cli)',
+    })
+    .optional(),
+  effort: z
+    .enum(['low', 'medium', 'high'], { error: 'must be "low", "medium" or "high" (CLI engines)' })
+    .optional(),
+  allowHosts: z
+    .array(
+      z.string().regex(HOST_PATTERN, {
+        error: 'must be a host such as "api.example.com", "*.example.com" or "example.com:443"',
+      }),
+      { error: 'must list the hosts task commands may reach, e.g. ["registry.example.com"]' },
+    )
+    .optional(),
 });
+
+/** One named worker. Field names are the contract of `config.json` (camelCase). */
+export const profileSchema = profileFields
+  .superRefine((profile, context) => {
+    const issue = (field: string, message: string) =>
+      context.addIssue({ code: 'custom', path: [field], message });
+    // A CLI engine without baseUrl uses the CLI's own login and endpoint.
+    if (isCliFormat(profile.format)) return;
+    if (profile.format !== 'copilot') {
+      if (profile.baseUrl === '') {
+        const message = 'must be an http(s) URL such as "http://127.0.0.1:11434/v1"';
+        context.addIssue({
+          code: 'invalid_type',
+          expected: 'string',
+          input: undefined,
+          path: ['baseUrl'],
+          message,
+        });
+      }
+      return;
+    }
+    if (profile.local) issue('local', 'must not be true: a copilot profile calls GitHub');
+    if (profile.apiKeyEnv) {
+      issue('apiKeyEnv', 'is not used by copilot: log in with provider_key (GitHub device flow)');
+    }
+  })
+  .overwrite(copilotDefaults);
 export type Profile = z.infer<typeof profileSchema>;
+
+/**
+ * A copilot profile calls the Copilot API unless it names another endpoint, and costs nothing
+ * per token unless it sets a price: the subscription pays for it.
+ */
+function copilotDefaults<T extends { format: string; baseUrl: string; price?: unknown }>(
+  profile: T,
+): T {
+  if (profile.format !== 'copilot') return profile;
+  return {
+    ...profile,
+    baseUrl: profile.baseUrl || COPILOT_API_URL,
+    price: profile.price ?? { inputPerMTok: 0, outputPerMTok: 0, cachedInputPerMTok: 0 },
+  };
+}
+
+/** The task worker's OS sandbox: `required` refuses tasks without it, `auto` runs them unsandboxed and says so. */
+export const SANDBOX_MODES = ['required', 'auto', 'off'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** The large-read guard (hooks). Mirrored leniently, without zod, in `read-settings.ts`. */
 export const largeReadSchema = z.strictObject({
@@ -76,6 +152,21 @@ export const configSchema = z.strictObject({
     )
     .optional(),
   largeRead: largeReadSchema.optional(),
+  sandbox: z
+    .enum(SANDBOX_MODES, {
+      error: 'must be "required", "auto" or "off" (OS sandbox of task commands)',
+    })
+    .optional(),
+  tasks: z
+    .strictObject({
+      fixRounds: z
+        .int({ error: 'must be a whole number of rounds, e.g. 2' })
+        .min(0)
+        .max(10, { error: 'must be at most 10' })
+        .optional(),
+      reviewProfile: z.string({ error: 'must be the name of a profile' }).min(1).optional(),
+    })
+    .optional(),
   budget: z
     .strictObject({
       dailyUsd: z.number({ error: 'must be a number of USD, e.g. 5' }).positive().optional(),

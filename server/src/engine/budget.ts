@@ -1,8 +1,9 @@
 /**
- * Budgets: a daily cap shared by every session on the machine, and a per-call cap. A call
- * reserves its worst-case cost under a cross-process lock before it runs; the reservation
- * stays counted until the caller has written the actual cost to the ledger, so at every
- * moment each call is counted at least once and spend never passes a cap.
+ * Budgets: a daily cap shared by every session on the machine, and a per-task cap (a task's
+ * calls together; for a one-shot `delegate`, its one call). A call reserves its worst-case
+ * cost under a cross-process lock before it runs; the reservation stays counted until the
+ * caller has written the actual cost to the ledger, so at every moment each call is counted
+ * at least once and spend never passes a cap.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -63,9 +64,10 @@ function reservationsDir(dataHome: string): string {
 
 /**
  * Reserves the worst-case cost of a call: spent today (ledger, UTC day) + live reservations
- * + `worstCaseUsd` must stay within `dailyUsd`, and `worstCaseUsd` within `perTaskUsd` (per
- * call for now). Throws a UserError giving the numbers and how to raise the cap. No budget
- * configured → a reservation that does nothing.
+ * + `worstCaseUsd` must stay within `dailyUsd`, and `worstCaseUsd` within `perTaskUsd` (a
+ * one-shot's call; a task's calls are fitted to its whole-run cap by {@link fitToTaskBudget}).
+ * Throws a UserError giving the numbers and how to raise the cap. No budget configured → a
+ * reservation that does nothing.
  */
 export async function reserveBudget(options: ReserveOptions): Promise<Reservation> {
   const { dataHome, budget, worstCaseUsd } = options;
@@ -107,6 +109,42 @@ async function writeReservation(
   // The ledger, not the reservation, holds the actual cost: settling only stops the double count.
   const remove = () => rm(path, { force: true });
   return { id, amountUsd: options.worstCaseUsd, settle: remove, release: remove };
+}
+
+/** A task's next call cannot fit in what is left of its cap; the task should stop there. */
+export class TaskBudgetReached extends UserError {
+  constructor(
+    readonly spentUsd: number,
+    readonly capUsd: number,
+  ) {
+    super(
+      `budget reached: the task spent ${usd(spentUsd)} of its ${usd(capUsd)} cap, and its next model call ` +
+        'could not fit in what is left. Raise budget_usd (or "budget": {"perTaskUsd": …}) to let it go further.',
+    );
+  }
+}
+
+/** A task call allowed fewer output tokens than this is not worth making. */
+const MIN_OUTPUT_TOKENS = 256;
+
+/**
+ * The output allowance a task's call can afford with what is left of its cap (worst case, as
+ * the reservation counts it): the request as asked when it fits, a smaller `maxOutputTokens`
+ * when that still leaves a useful answer, else {@link TaskBudgetReached}.
+ */
+export function fitToTaskBudget<T extends { maxOutputTokens: number }>(
+  request: T,
+  price: Price,
+  inputBytes: number,
+  budget: { capUsd: number; spentUsd: number },
+): T {
+  const leftUsd = budget.capUsd - budget.spentUsd + TOLERANCE_USD;
+  if (worstCaseCost(price, inputBytes, request.maxOutputTokens) <= leftUsd) return request;
+  const inputUsd = worstCaseCost(price, inputBytes, 0);
+  const perOutputToken = worstCaseCost(price, 0, 1);
+  const affordable = perOutputToken > 0 ? Math.floor((leftUsd - inputUsd) / perOutputToken) : 0;
+  if (affordable < MIN_OUTPUT_TOKENS) throw new TaskBudgetReached(budget.spentUsd, budget.capUsd);
+  return { ...request, maxOutputTokens: Math.min(request.maxOutputTokens, affordable) };
 }
 
 /** Worst case of a call: ceil(inputBytes / 3) input tokens (≥ any tokenizer's count) plus every output token allowed. */

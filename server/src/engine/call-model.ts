@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isCliFormat } from '../config/schema.ts';
 import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../config/load-config.ts';
 import { budgetLockPath, slotsDir } from '../config/paths.ts';
 import { endpointFor } from '../config/profile-endpoint.ts';
@@ -14,7 +15,7 @@ import {
 } from '../providers/spec.ts';
 import { currentProcessIdentity, isProcessAlive } from '../util/process-identity.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
-import { reserveBudget, worstCaseCost } from './budget.ts';
+import { fitToTaskBudget, reserveBudget, worstCaseCost } from './budget.ts';
 import { withFileLock } from './file-lock.ts';
 import { appendLedger, type LedgerRecord } from './ledger.ts';
 import { poolKeyOf, poolSizeOf } from './pool-key.ts';
@@ -32,6 +33,12 @@ export interface ModelCall {
   /** File bytes the worker reads instead of the supervisor (for the ledger). */
   bytesSent: number;
   taskId?: string;
+  /**
+   * A task's whole-run cap and what it has spent so far (its calls run one at a time). The
+   * call's output allowance shrinks to fit what is left; a call that cannot fit is refused
+   * with a {@link TaskBudgetReached}. Without it, `perTaskUsd` caps each call on its own.
+   */
+  taskBudget?: { capUsd: number; spentUsd: number };
   signal?: AbortSignal;
   /** Timeouts and retry policy (tests shorten them). */
   callOptions?: CallOptions;
@@ -100,10 +107,13 @@ export async function callModel(call: ModelCall, context: EngineContext): Promis
 
 /** The profile, then its failover targets — never for a local profile, never to a local one. */
 export function failoverChain(first: ResolvedProfile, config: LoadedConfig): ResolvedProfile[] {
-  if (first.local) return [first];
+  // A CLI profile's quota is the user's plan: it never fails over, nor is a target.
+  if (first.local || isCliFormat(first.format)) return [first];
   const targets = (first.failover ?? []).flatMap((name) => {
     const target = config.profiles.get(name);
-    return target && !target.local && target !== first ? [target] : [];
+    return target && !target.local && !isCliFormat(target.format) && target !== first
+      ? [target]
+      : [];
   });
   return [first, ...targets];
 }
@@ -115,15 +125,16 @@ async function callProfile(
   context: EngineContext,
 ): Promise<{ result: GenerateResult; costUsd: number }> {
   const endpoint = endpointFor(profile, context.env);
-  const price = await knownPrice(profile, config);
+  const price = await knownPrice(profile, config, call.taskBudget !== undefined);
+  const inputBytes = Buffer.byteLength(JSON.stringify(call.request));
+  const request = call.taskBudget
+    ? fitToTaskBudget(call.request, price, inputBytes, call.taskBudget)
+    : call.request;
   const reservation = await reserveBudget({
     dataHome: context.dataHome,
-    budget: config.budget,
-    worstCaseUsd: worstCaseCost(
-      price,
-      Buffer.byteLength(JSON.stringify(call.request)),
-      call.request.maxOutputTokens,
-    ),
+    // A task's own cap is whole-run and checked above; perTaskUsd per call is for one-shots.
+    budget: call.taskBudget ? { dailyUsd: config.budget.dailyUsd } : config.budget,
+    worstCaseUsd: worstCaseCost(price, inputBytes, request.maxOutputTokens),
     lock: (action) => withFileLock(budgetLockPath(context.dataHome), action),
     isAlive: (pid, startTime) => isProcessAlive({ pid, startTime }),
     identity: currentProcessIdentity(),
@@ -136,7 +147,7 @@ async function callProfile(
   });
   const started = Date.now();
   try {
-    const result = await client.generate(call.request, {
+    const result = await client.generate(request, {
       ...call.callOptions,
       ...(call.signal ? { signal: call.signal } : {}),
     });
@@ -152,11 +163,15 @@ async function callProfile(
 }
 
 /** Local profiles are free; with a budget in force, a cloud profile needs a known price. */
-async function knownPrice(profile: ResolvedProfile, config: LoadedConfig): Promise<Price> {
+async function knownPrice(
+  profile: ResolvedProfile,
+  config: LoadedConfig,
+  taskBudgeted: boolean,
+): Promise<Price> {
   const price = await priceFor(profile);
   if (price) return price;
   const budgetInForce =
-    config.budget.dailyUsd !== undefined || config.budget.perTaskUsd !== undefined;
+    taskBudgeted || config.budget.dailyUsd !== undefined || config.budget.perTaskUsd !== undefined;
   if (budgetInForce && !profile.local) {
     throw new UserError(
       `Profile "${profile.name}" (model ${profile.model}) has no known price, and a budget is in force, so its spending ` +

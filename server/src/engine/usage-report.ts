@@ -82,7 +82,7 @@ function budgetLine(dataHome: string, config: LoadedConfig, now: Date): string {
           `daily cap $${dailyUsd.toFixed(2)}: spent $${status.spentTodayUsd.toFixed(4)}, reserved $${status.reservedUsd.toFixed(4)}, left $${(status.leftTodayUsd ?? 0).toFixed(4)}`,
         ]
       : []),
-    ...(perTaskUsd !== undefined ? [`per-call cap $${perTaskUsd.toFixed(2)}`] : []),
+    ...(perTaskUsd !== undefined ? [`per-task cap $${perTaskUsd.toFixed(2)}`] : []),
   ];
   return `Budget: ${parts.join('; ')}.`;
 }

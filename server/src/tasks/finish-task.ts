@@ -10,6 +10,7 @@ import {
   jobDir,
   updateJob,
   type JobFile,
+  type ReviewFacts,
   type VerificationFacts,
 } from './job-store.ts';
 import { describeChanges, mergeInstructions, snapshotWork } from './worktree.ts';
@@ -21,6 +22,11 @@ export interface TaskResultFile {
   summary: string;
   error?: string;
   verification?: VerificationFacts;
+  /** Whether the worker's commands and the test command ran in the OS sandbox. */
+  sandboxed?: boolean;
+  /** Test runs that failed and went back to the worker before the final one. */
+  failedAttempts?: VerificationFacts[];
+  review?: ReviewFacts;
   filesChanged: Array<{ status: string; path: string }>;
   diffstat: string;
   patchPath?: string;
@@ -35,6 +41,8 @@ export interface Outcome {
   summary?: string;
   error?: string;
   verification?: VerificationFacts;
+  failedAttempts?: VerificationFacts[];
+  review?: ReviewFacts;
 }
 
 /**
@@ -67,6 +75,8 @@ export async function finishTask(
       ...(outcome.summary !== undefined ? { summary: outcome.summary } : {}),
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       ...(outcome.verification ? { verification: outcome.verification } : {}),
+      ...(outcome.failedAttempts?.length ? { failedAttempts: outcome.failedAttempts } : {}),
+      ...(outcome.review ? { review: outcome.review } : {}),
     };
   });
   if (!won) return undefined;
@@ -106,6 +116,9 @@ async function writeResult(dataHome: string, job: JobFile, path: string): Promis
     summary: job.summary ?? '',
     ...(job.error ? { error: job.error } : {}),
     ...(job.verification ? { verification: job.verification } : {}),
+    ...(job.sandboxed !== undefined ? { sandboxed: job.sandboxed } : {}),
+    ...(job.failedAttempts?.length ? { failedAttempts: job.failedAttempts } : {}),
+    ...(job.review ? { review: job.review } : {}),
     filesChanged: [],
     diffstat: '',
     patchBytes: 0,

@@ -122,7 +122,7 @@ export interface ChangeFacts {
 }
 
 /** Options that keep user config (colour, external diff tools, prefixes) out of the output. */
-const PLAIN_DIFF = ['--no-color', '--no-ext-diff', '--no-textconv'];
+export const PLAIN_DIFF = ['--no-color', '--no-ext-diff', '--no-textconv'];
 
 /**
  * Files changed and a diffstat between `from` and `to` (or the working tree when `to` is

@@ -3,6 +3,7 @@ import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
 import { withFileLock } from '../engine/file-lock.ts';
+import { refreshStatusLines } from '../statusline/refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import type { JobSummary, TaskState } from './job-file.ts';
@@ -24,6 +25,8 @@ export interface JobFile extends JobSummary {
   startedAt?: string;
   endedAt?: string;
   profile?: string;
+  /** A CLI engine's format (e.g. `claude-cli`) when a vendor CLI runs the task; absent for the builtin agent. */
+  engine?: string;
   agent?: { name: string; tier: string; path: string };
   isolation: 'worktree' | 'none';
   /** Where the worker runs: the worktree, or the workdir. */
@@ -34,7 +37,11 @@ export interface JobFile extends JobSummary {
   branch?: string;
   baseCommit?: string;
   testCommand?: string;
+  /** After a failing test run, how many more attempts the worker gets (with the output). */
+  fixRounds?: number;
   definitionOfDone?: string;
+  /** The profile of the reviewer pass that grades the diff against the definition of done. */
+  reviewProfile?: string;
   budgetUsd?: number;
   maxTurns: number;
   timeoutS: number;
@@ -42,6 +49,12 @@ export interface JobFile extends JobSummary {
   questionTimeoutS: number;
   /** The detached worker process; its process group id is its pid. */
   worker?: { pid: number; startTime: string };
+  /** Whether run_bash and the test command run in the OS sandbox (absent on tasks from before it). */
+  sandboxed?: boolean;
+  /** Why the task runs unsandboxed, or what the sandbox could not enforce here. */
+  sandboxNote?: string;
+  /** Hosts sandboxed commands may reach (the profile's `allowHosts` plus the task's `allow_hosts`). */
+  allowHosts?: string[];
   /** Process groups of run_bash commands in flight, killed with the worker on cancel. */
   childPgids?: number[];
   step: number;
@@ -52,8 +65,21 @@ export interface JobFile extends JobSummary {
   filesTouched: string[];
   preflight?: VerificationFacts;
   verification?: VerificationFacts;
+  /** Test runs that failed and went back to the worker, oldest first. */
+  failedAttempts?: VerificationFacts[];
+  review?: ReviewFacts;
   summary?: string;
   error?: string;
+}
+
+/** The reviewer pass: its verdict on the diff against the definition of done, and why. */
+export interface ReviewFacts {
+  verdict: 'pass' | 'fail' | 'unclear' | 'error';
+  /** The reviewer's criteria and problems (or what went wrong), capped. */
+  notes: string;
+  profile: string;
+  modelAnswered?: string;
+  turns: number;
 }
 
 export interface TaskEvent {
@@ -99,7 +125,8 @@ export function writeJob(dataHome: string, job: JobFile): Promise<void> {
     join(jobDir(dataHome, job.id), 'job.json'),
     `${JSON.stringify(job, null, 2)}\n`,
   );
-  return Promise.resolve();
+  // The pre-rendered status lines follow every job write (it never throws).
+  return refreshStatusLines(dataHome);
 }
 
 /** Read-modify-write under the job's lock, so the server and the worker never lose each other's updates. */

@@ -2,15 +2,21 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { findAgent, pluginRootFrom, type AgentDefinition } from '../agent/agents.ts';
+import { decideSandbox, sandboxForJob, taskAllowHosts } from '../agent/sandbox/index.ts';
+import { turnBudget } from '../agent/turn-budget.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
 import { loadConfig } from '../config/load-config.ts';
 import { resolveProfile } from '../config/resolve-profile.ts';
 import type { EngineContext } from '../engine-context.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
 import { UserError } from '../util/user-error.ts';
+import { isCliFormat } from '../config/schema.ts';
+import { cliEngineFor, findBinary } from './cli-engines/index.ts';
 import {
   appendEvent,
+  isTerminal,
   jobDir,
+  listJobs,
   newTaskId,
   readJob,
   updateJob,
@@ -19,6 +25,7 @@ import {
 } from './job-store.ts';
 import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
+import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
 import { createWorktree, isGitRepository, repositoryRoot } from './worktree.ts';
 
@@ -34,10 +41,14 @@ export interface StartTaskInput {
   budgetUsd?: number;
   maxTurns?: number;
   timeoutS?: number;
+  /** Hosts the task's sandboxed commands may reach, besides the profile's `allowHosts`. */
+  allowHosts?: string[];
 }
 
+/** Attempts after the first failing test run, each with the failure's output. */
+const DEFAULT_FIX_ROUNDS = 2;
+
 export const TASK_DEFAULTS = {
-  maxTurns: 40,
   timeoutS: 1_800,
   idleTimeoutS: 300,
   questionTimeoutS: 600,
@@ -57,9 +68,20 @@ export async function startTask(input: StartTaskInput, context: EngineContext): 
     context.env,
     context.discover,
   );
+  const reviewProfile = input.definitionOfDone
+    ? pickReviewProfile(config, profile, findAgent('reviewer', agentRoots(context))?.profile)
+    : undefined;
+  const allowHosts = taskAllowHosts(profile.allowHosts, input.allowHosts);
+  // A CLI engine must be installed before any worktree is made.
+  const cliEngine = isCliFormat(profile.format) ? cliEngineFor(profile.format) : undefined;
+  if (cliEngine) findBinary(cliEngine, context.env.PATH);
+  const sandbox = cliEngine
+    ? cliSandbox(cliEngine.format, config.sandbox)
+    : await decideSandbox(config.sandbox ?? 'auto', context.env);
   const project = realpathSync(context.projectDir);
   const workdir = confineWorkdir(project, input.workdir ?? '.');
   const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
+  if (cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
   const id = newTaskId();
   mkdirSync(jobDir(context.dataHome, id), { recursive: true });
   const place =
@@ -76,13 +98,20 @@ export async function startTask(input: StartTaskInput, context: EngineContext): 
     updatedAt: now,
     lastEventAt: now,
     profile: profile.name,
+    ...(cliEngine ? { engine: cliEngine.format } : {}),
     ...(agent ? { agent: { name: agent.name, tier: agent.tier, path: agent.path } } : {}),
     isolation,
     ...place,
-    ...(input.testCommand ? { testCommand: input.testCommand } : {}),
+    sandboxed: sandbox.sandboxed,
+    ...(sandbox.note ? { sandboxNote: sandbox.note } : {}),
+    ...(allowHosts.length > 0 ? { allowHosts } : {}),
+    ...(input.testCommand
+      ? { testCommand: input.testCommand, fixRounds: config.tasks.fixRounds ?? DEFAULT_FIX_ROUNDS }
+      : {}),
     ...(input.definitionOfDone ? { definitionOfDone: input.definitionOfDone } : {}),
-    ...(input.budgetUsd !== undefined ? { budgetUsd: input.budgetUsd } : {}),
-    maxTurns: input.maxTurns ?? agent?.maxTurns ?? TASK_DEFAULTS.maxTurns,
+    ...(reviewProfile ? { reviewProfile } : {}),
+    ...taskBudget(input.budgetUsd, config.budget.perTaskUsd),
+    maxTurns: turnBudget(input.maxTurns ?? agent?.maxTurns, profile),
     timeoutS: input.timeoutS ?? TASK_DEFAULTS.timeoutS,
     idleTimeoutS: TASK_DEFAULTS.idleTimeoutS,
     questionTimeoutS:
@@ -93,12 +122,14 @@ export async function startTask(input: StartTaskInput, context: EngineContext): 
   };
   await writeJob(context.dataHome, job);
   appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
+  appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
   if (job.testCommand) {
     const preflight = await runTestCommand(
       job.testCommand,
       job.workdir,
       workerEnv(context.env),
       TASK_DEFAULTS.preflightS * 1000,
+      await sandboxForJob(job, context.dataHome, context.env),
     );
     await updateJob(context.dataHome, id, () => ({ preflight }));
     if (isBrokenRunner(preflight)) {
@@ -110,6 +141,38 @@ export async function startTask(input: StartTaskInput, context: EngineContext): 
     }
   }
   return spawnWorker(job, context);
+}
+
+/** A CLI engine runs under its own permission rules, not the OS sandbox: refused where it is required. */
+function cliSandbox(
+  format: string,
+  mode: string | undefined,
+): { sandboxed: boolean; note: string } {
+  if (mode === 'required') {
+    throw new UserError(
+      `The sandbox setting is "required", and a ${format} profile runs its CLI outside the OS sandbox. Use a builtin-engine profile, or set "sandbox" to "auto".`,
+    );
+  }
+  return { sandboxed: false, note: `${format} runs under its own permission rules` };
+}
+
+/** One task at a time in a checkout: a CLI task working in place waits for none, it is refused. */
+function refuseBusyCheckout(dataHome: string, workdir: string): void {
+  const busy = listJobs(dataHome).find((job) => !isTerminal(job.state) && job.workdir === workdir);
+  if (busy) {
+    throw new UserError(
+      `Task ${busy.id} is already working in ${workdir} (${busy.state}). One task per checkout: wait for it, cancel it, or use isolation "worktree".`,
+    );
+  }
+}
+
+/**
+ * The task's whole-run cap: what the supervisor asked, never above the user's configured
+ * `perTaskUsd` (a supervisor cannot lift the user's cap), else that configured cap.
+ */
+function taskBudget(asked: number | undefined, configured: number | undefined) {
+  const capUsd = asked === undefined ? configured : Math.min(asked, configured ?? asked);
+  return capUsd === undefined ? {} : { budgetUsd: capUsd };
 }
 
 /** The task's directory must exist and lie under the project (symlinks resolved). */
@@ -129,13 +192,16 @@ function confineWorkdir(project: string, workdir: string): string {
   return real;
 }
 
-function lookupAgent(name: string, context: EngineContext): AgentDefinition {
-  const roots = {
+function agentRoots(context: EngineContext) {
+  return {
     projectDir: context.projectDir,
     home: context.env.HOME ?? '',
     pluginRoot: pluginRootFrom(context.env, import.meta.url),
   };
-  const agent = findAgent(name, roots);
+}
+
+function lookupAgent(name: string, context: EngineContext): AgentDefinition {
+  const agent = findAgent(name, agentRoots(context));
   if (!agent)
     throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
   return agent;

@@ -25,12 +25,15 @@ export function statusLine(job: JobFile, now = Date.now()): string {
       line = `${job.id} ${job.state} step ${job.step}/${job.maxTurns} · ${job.activity ?? 'starting'} · ${age(job.lastEventAt, now)} ago`;
       break;
     case 'done':
-      line = `${job.id} done ${job.verdict ?? ''} · ${job.filesTouched.length} files · $${job.costUsd.toFixed(3)} → task_result ${job.id}`;
+      line = `${job.id} done ${job.verdict ?? ''}${job.review ? ` · review ${job.review.verdict}` : ''} · ${job.filesTouched.length} files · $${job.costUsd.toFixed(3)} → task_result ${job.id}`;
       break;
     default:
       line = `${job.id} ${job.state}: ${job.error ?? ''} → task_result ${job.id}`;
   }
-  return line.length <= MAX_LINE ? line : `${line.slice(0, MAX_LINE - 1)}…`;
+  // A task whose commands ran outside the OS sandbox says so on every line, never cut off.
+  const mark = job.sandboxed === false ? ' · unsandboxed' : '';
+  const room = MAX_LINE - mark.length;
+  return `${line.length <= room ? line : `${line.slice(0, room - 1)}…`}${mark}`;
 }
 
 /** task_result's text: facts first (verdict, test exit code and tail), then the summary and the patch. */
@@ -42,6 +45,9 @@ export function resultText(
   const verification = result.verification;
   const lines = [
     `${job.id} ${result.state}${result.verdict ? ` — verdict: ${result.verdict}` : ''}`,
+    job.sandboxed === false
+      ? `unsandboxed: the worker's commands and the test command ran without the OS sandbox (${job.sandboxNote ?? 'no reason recorded'})`
+      : '',
     verification
       ? `test command: ${verification.command} → exit ${verification.exitCode}${verification.timedOut ? ' (timed out)' : ''} in ${(verification.ms / 1000).toFixed(1)} s`
       : job.testCommand
@@ -49,6 +55,12 @@ export function resultText(
         : 'no test command: the work is unverified',
     verification?.outputTail
       ? `test output (tail):\n${indent(verification.outputTail.slice(-1_500))}`
+      : '',
+    result.failedAttempts?.length
+      ? `fix rounds: the tests failed ${result.failedAttempts.length} time(s) before (exit ${result.failedAttempts.map((attempt) => attempt.exitCode ?? '?').join(', ')}); the output went back to the worker each time`
+      : '',
+    result.review
+      ? `review (${result.review.profile}${result.review.modelAnswered ? `, ${result.review.modelAnswered}` : ''}) against the definition of done — ${result.review.verdict}:\n${indent(result.review.notes)}`
       : '',
     result.error ? `error: ${result.error}` : '',
     `summary:\n${indent(result.summary || '(none)')}`,

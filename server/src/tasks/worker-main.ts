@@ -7,19 +7,31 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAgentLoop } from '../agent/agent-loop.ts';
 import { findAgent, pluginRootFrom } from '../agent/agents.ts';
-import { FILE_AND_SHELL_TOOLS, installGitGuard, workerEnv } from '../agent/worker-tools/index.ts';
+import { TURN_BUDGET } from '../agent/turn-budget.ts';
+import { closeSandbox, sandboxForJob } from '../agent/sandbox/index.ts';
+import {
+  FILE_AND_SHELL_TOOLS,
+  installGitGuard,
+  workerEnv,
+  type WorkerToolContext,
+} from '../agent/worker-tools/index.ts';
 import { resolveDataHome } from '../config/paths.ts';
+import { isCliFormat } from '../config/schema.ts';
 import { callModel } from '../engine/call-model.ts';
 import type { EngineContext } from '../engine-context.ts';
 import type { GenerateRequest } from '../providers/spec.ts';
 import { currentProcessIdentity } from '../util/process-identity.ts';
 import { errorMessage } from '../util/user-error.ts';
-import { finishTask } from './finish-task.ts';
+import { finishTask, type Outcome } from './finish-task.ts';
+import { CliTaskError, runCliTask } from './cli-engines/index.ts';
+import { createFixRounds } from './fix-rounds.ts';
 import { appendEvent, isTerminal, jobDir, readJob, updateJob, type JobFile } from './job-store.ts';
 import { takeMessages } from './mailbox.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
+import { REVIEW_MAX_TURNS, reviewWork } from './review.ts';
 import { runTestCommand } from './verify.ts';
 import { workerPrompt } from './worker-prompt.ts';
+import { workingDiff } from './worktree.ts';
 
 const VERIFY_TIMEOUT_MS = 600_000;
 
@@ -53,39 +65,94 @@ async function main(id: string): Promise<void> {
   const deadline = setTimeout(() => aborter.abort(new Error('hard timeout')), job.timeoutS * 1000);
   try {
     const outcome = await runTask(job, context, aborter.signal);
-    const verification = job.testCommand
-      ? await runTestCommand(job.testCommand, job.workdir, workerEnv(env), VERIFY_TIMEOUT_MS)
-      : undefined;
-    await finishTask(dataHome, id, {
-      state: 'done',
-      summary: outcome,
-      ...(verification ? { verification } : {}),
-    });
+    await finishTask(dataHome, id, { state: 'done', ...outcome });
   } catch (error) {
     const timedOut = aborter.signal.aborted;
     await finishTask(dataHome, id, {
-      state: timedOut ? 'timeout' : 'failed',
+      state: timedOut ? 'timeout' : error instanceof CliTaskError ? error.taskState : 'failed',
       error: timedOut ? `hard timeout: ran longer than ${job.timeoutS} s` : errorMessage(error),
     });
   } finally {
     clearTimeout(deadline);
+    // The sandbox's proxies would keep the worker alive after the task.
+    await closeSandbox();
   }
 }
 
-async function runTask(job: JobFile, context: EngineContext, signal: AbortSignal): Promise<string> {
+type TaskOutcome = Omit<Outcome, 'state'>;
+
+/** The worker's run, fix rounds included, then the reviewer pass when there is a definition of done. */
+async function runTask(
+  job: JobFile,
+  context: EngineContext,
+  signal: AbortSignal,
+): Promise<TaskOutcome> {
   const { dataHome } = context;
+  if (job.engine && isCliFormat(job.engine)) {
+    return runCliTask(job, context, signal, {
+      recordActivity: (activity, step) =>
+        void updateOwnJob(dataHome, job.id, () => ({
+          ...(step !== undefined ? { step } : {}),
+          activity,
+          lastEventAt: new Date().toISOString(),
+        })),
+      updateJob: (change) => void updateOwnJob(dataHome, job.id, change),
+    });
+  }
   const directory = jobDir(dataHome, job.id);
-  const agent = job.agent
-    ? findAgent(job.agent.name, {
-        projectDir: job.project,
-        home: context.env.HOME ?? '',
-        pluginRoot: pluginRootFrom(context.env, import.meta.url),
-      })
-    : undefined;
+  const roots = {
+    projectDir: job.project,
+    home: context.env.HOME ?? '',
+    pluginRoot: pluginRootFrom(context.env, import.meta.url),
+  };
+  const agent = job.agent ? findAgent(job.agent.name, roots) : undefined;
   const allowed = agent?.tools;
   const tools = FILE_AND_SHELL_TOOLS.filter((tool) => !allowed || allowed.includes(tool.name));
   const guard = installGitGuard(join(dataHome, 'bin-guard'));
   mkdirSync(join(directory, 'tmp'), { recursive: true });
+  const sandbox = await sandboxForJob(job, dataHome, context.env, [guard]);
+  const toolContext: WorkerToolContext = {
+    root: realpathSync(job.workdir),
+    env: workerEnv(context.env, {
+      PATH: `${guard}:${context.env.PATH ?? ''}`,
+      TMPDIR: join(directory, 'tmp'),
+      [TASK_ID_VARIABLE]: job.id,
+    }),
+    signal,
+    ...(sandbox ? { sandbox } : {}),
+    onChildProcess: (pgid, running) =>
+      void updateOwnJob(dataHome, job.id, (current) => ({
+        childPgids: running
+          ? [...(current.childPgids ?? []), pgid]
+          : (current.childPgids ?? []).filter((group) => group !== pgid),
+      })),
+  };
+  const recordActivity = (activity: string, step?: number) =>
+    void updateOwnJob(dataHome, job.id, () => ({
+      ...(step !== undefined ? { step } : {}),
+      activity,
+      lastEventAt: new Date().toISOString(),
+    }));
+  const fixRounds = job.testCommand
+    ? createFixRounds({
+        command: job.testCommand,
+        rounds: job.fixRounds ?? 0,
+        turnsPerRound: turnsPerFixRound(job.maxTurns, job.fixRounds ?? 0),
+        runTests: async () => {
+          recordActivity(`verifying: ${job.testCommand}`);
+          const facts = await runTestCommand(
+            job.testCommand!,
+            job.workdir,
+            workerEnv(context.env),
+            VERIFY_TIMEOUT_MS,
+            sandbox,
+          );
+          appendEvent(dataHome, job.id, 'verify', `${facts.command} → exit ${facts.exitCode}`);
+          return facts;
+        },
+        mayContinue: () => !signal.aborted,
+      })
+    : undefined;
   const outcome = await runAgentLoop({
     system: workerPrompt(job, agent?.body),
     task: job.task,
@@ -93,31 +160,12 @@ async function runTask(job: JobFile, context: EngineContext, signal: AbortSignal
     maxTurns: job.maxTurns,
     maxOutputTokens: 8_192,
     callModel: (request) => callForTask(job.id, request, context, signal),
-    toolContext: {
-      root: realpathSync(job.workdir),
-      env: workerEnv(context.env, {
-        PATH: `${guard}:${context.env.PATH ?? ''}`,
-        TMPDIR: join(directory, 'tmp'),
-        [TASK_ID_VARIABLE]: job.id,
-      }),
-      signal,
-      onChildProcess: (pgid, running) =>
-        void updateOwnJob(dataHome, job.id, (current) => ({
-          childPgids: running
-            ? [...(current.childPgids ?? []), pgid]
-            : (current.childPgids ?? []).filter((group) => group !== pgid),
-        })),
-    },
+    toolContext,
     hooks: {
       onStep: (step, activity) => {
         appendEvent(dataHome, job.id, 'step', `${step}: ${activity}`);
         // The turn's start is recorded with the model call's result; only real activity is written now.
-        if (activity === 'thinking') return;
-        void updateOwnJob(dataHome, job.id, () => ({
-          step,
-          activity,
-          lastEventAt: new Date().toISOString(),
-        }));
+        if (activity !== 'thinking') recordActivity(activity, step);
       },
       askSupervisor: (question) => askSupervisor(job, dataHome, question, signal),
       takeSteering: () => takeMessages(directory, 'steer').map((message) => message.text),
@@ -125,11 +173,45 @@ async function runTask(job: JobFile, context: EngineContext, signal: AbortSignal
         void updateOwnJob(dataHome, job.id, (current) => ({
           filesTouched: [...new Set([...current.filesTouched, ...paths])],
         })),
+      ...(fixRounds ? { continueAfterAnswer: () => fixRounds.afterAnswer() } : {}),
     },
   });
-  return outcome.stoppedBy === 'max_turns'
-    ? `${outcome.summary}\n\n(Stopped at the turn budget of ${job.maxTurns}.)`
-    : outcome.summary;
+  const summary =
+    outcome.stoppedBy === 'max_turns'
+      ? `${outcome.summary}\n\n(Stopped at the turn budget of ${outcome.turns}.)`
+      : outcome.summary;
+  const verification = await fixRounds?.finalFacts();
+  const failedAttempts = fixRounds?.failedAttempts() ?? [];
+  const review =
+    job.definitionOfDone && job.reviewProfile
+      ? await reviewWork({
+          job,
+          profile: job.reviewProfile,
+          maxTurns: REVIEW_MAX_TURNS,
+          agent: findAgent('reviewer', roots),
+          diff: await workingDiff(job.workdir, job.baseCommit),
+          verification,
+          toolContext,
+          callModel: (request) => callForTask(job.id, request, context, signal, job.reviewProfile),
+          onStep: (_step, activity) => recordActivity(activity),
+        })
+      : undefined;
+  return {
+    summary,
+    ...(verification ? { verification } : {}),
+    ...(failedAttempts.length ? { failedAttempts } : {}),
+    ...(review ? { review } : {}),
+  };
+}
+
+/**
+ * Turns a fix round adds: half the task's budget (at least 10), but all rounds together never
+ * take the run past the hard cap; a round with none left works with what the run has left.
+ */
+function turnsPerFixRound(maxTurns: number, rounds: number): number {
+  if (rounds === 0) return 0;
+  const room = Math.max(0, Math.floor((TURN_BUDGET.cap - maxTurns) / rounds));
+  return Math.min(Math.max(10, Math.ceil(maxTurns / 2)), room);
 }
 
 /** One model call of the task, through the engine (pools, budget, ledger), stopping when the task ended. */
@@ -138,16 +220,21 @@ async function callForTask(
   request: GenerateRequest,
   context: EngineContext,
   signal: AbortSignal,
+  profile?: string,
 ) {
   const job = readJob(context.dataHome, id);
   if (isTerminal(job.state)) throw new Error(`the task is already ${job.state}`);
-  if (job.budgetUsd !== undefined && job.costUsd >= job.budgetUsd) {
-    throw new Error(
-      `budget reached: spent $${job.costUsd.toFixed(4)} of the task's $${job.budgetUsd}`,
-    );
-  }
   const served = await callModel(
-    { profile: job.profile, request, bytesSent: 0, taskId: id, signal },
+    {
+      profile: profile ?? job.profile,
+      request,
+      bytesSent: 0,
+      taskId: id,
+      signal,
+      ...(job.budgetUsd !== undefined
+        ? { taskBudget: { capUsd: job.budgetUsd, spentUsd: job.costUsd } }
+        : {}),
+    },
     context,
   );
   await updateOwnJob(context.dataHome, id, (current) => ({

@@ -5,6 +5,7 @@ import {
   assertBranchName,
   diffFacts,
   git,
+  PLAIN_DIFF,
   resolveCommit,
   tryGit,
   workerIdentity,
@@ -98,9 +99,34 @@ export async function snapshotWork(options: {
 export async function describeChanges(dir: string): Promise<ChangeFacts | undefined> {
   if (!(await isGitRepository(dir))) return undefined;
   const root = await repositoryRoot(dir);
-  const base =
+  const base = await headOrEmptyTree(root);
+  return withScratchIndex(root, (env) => diffFacts(root, [base], { env }));
+}
+
+/**
+ * The text diff of the working tree of `dir` (untracked files included, ignored ones not)
+ * against `base` (default HEAD), without committing or touching the real index; undefined
+ * outside a repository.
+ */
+export async function workingDiff(dir: string, base?: string): Promise<string | undefined> {
+  if (!(await isGitRepository(dir))) return undefined;
+  const root = await repositoryRoot(dir);
+  const from = base ?? (await headOrEmptyTree(root));
+  return withScratchIndex(root, (env) => git(root, ['diff', ...PLAIN_DIFF, from, '--'], { env }));
+}
+
+async function headOrEmptyTree(root: string): Promise<string> {
+  return (
     (await resolveCommit(root, 'HEAD')) ??
-    (await git(root, ['hash-object', '-t', 'tree', '/dev/null'])).trim();
+    (await git(root, ['hash-object', '-t', 'tree', '/dev/null'])).trim()
+  );
+}
+
+/** Runs `action` with a copy of the repository's index where every file is intended-to-add. */
+async function withScratchIndex<T>(
+  root: string,
+  action: (env: Record<string, string>) => Promise<T>,
+): Promise<T> {
   const index = resolve(root, (await git(root, ['rev-parse', '--git-path', 'index'])).trim());
   const scratch = await mkdtemp(join(tmpdir(), 'delegate-index-'));
   const env = { GIT_INDEX_FILE: join(scratch, 'index') };
@@ -110,7 +136,7 @@ export async function describeChanges(dir: string): Promise<ChangeFacts | undefi
     });
     // Intent-to-add makes untracked files show up in the diff without storing their content.
     await git(root, ['add', '--all', '--intent-to-add'], { env });
-    return await diffFacts(root, [base], { env });
+    return await action(env);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

@@ -34,20 +34,24 @@ export const taskStartTool = defineTool({
       .string()
       .min(1)
       .optional()
-      .describe('Shell command that verifies the work (run before and after).'),
-    definition_of_done: z.string().min(1).optional().describe('What "done" means, for the worker.'),
+      .describe('Command verifying the work, run before and after; failures go back to fix.'),
+    definition_of_done: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('What "done" means; a reviewer grades the diff against it.'),
     budget_usd: z
       .number()
       .positive()
       .optional()
-      .describe('Stop the task once it has spent this much.'),
+      .describe('Cost cap of the whole task (≤ configured perTaskUsd); it stops there.'),
     max_turns: z
       .number()
       .int()
       .positive()
       .max(500)
       .optional()
-      .describe('Model turns at most (default 40).'),
+      .describe('Model turns at most (default 40 cloud, 80 local; capped at 150).'),
     timeout_s: z
       .number()
       .int()
@@ -55,6 +59,11 @@ export const taskStartTool = defineTool({
       .max(86_400)
       .optional()
       .describe('Hard time limit (default 1800).'),
+    allow_hosts: z
+      .array(z.string().min(1))
+      .max(50)
+      .optional()
+      .describe('Hosts sandboxed commands may reach (default none).'),
     wait_s: z
       .number()
       .int()
@@ -85,6 +94,7 @@ export const taskStartTool = defineTool({
         ...(input.budget_usd !== undefined ? { budgetUsd: input.budget_usd } : {}),
         ...(input.max_turns ? { maxTurns: input.max_turns } : {}),
         ...(input.timeout_s ? { timeoutS: input.timeout_s } : {}),
+        ...(input.allow_hosts?.length ? { allowHosts: input.allow_hosts } : {}),
       },
       context,
     );

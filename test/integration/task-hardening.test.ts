@@ -1,0 +1,212 @@
+/**
+ * Tasks that check their own work: failing tests go back to the worker (fix until green), a
+ * reviewer on another profile grades the diff against the definition of done, and a task
+ * stops at its cost cap with its work kept.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readLedger } from '../../server/src/engine/ledger.ts';
+import {
+  byAssistantTurn,
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+  type RecordedRequest,
+} from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, FIXED_ADD, git, initRepository } from '../helpers/git-project.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { settleWorkers } from '../helpers/processes.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+  initRepository(world.project, BROKEN_ADD_PROJECT);
+});
+afterEach(async () => {
+  await server?.close();
+  await settleWorkers(world.dataHome);
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+});
+
+const use = (name: string, input: Record<string, unknown>): FakeReply => ({
+  toolUses: [{ name, input }],
+});
+
+/** Worker requests (model `worker-model`) answered by turn; reviewer requests by theirs. */
+function scripted(worker: FakeReply[], reviewer: FakeReply[] = []) {
+  const forWorker = byAssistantTurn(worker);
+  const forReviewer = byAssistantTurn(reviewer);
+  return (request: RecordedRequest) =>
+    request.body?.model === 'review-model' ? forReviewer(request) : forWorker(request);
+}
+
+const workerRequests = () =>
+  fake!.requests.filter((request) => request.body?.model === 'worker-model');
+
+/** Profile `w` (local, model worker-model) is the default; `extra` adds to or replaces settings. */
+async function startWith(
+  respond: (request: RecordedRequest) => FakeReply,
+  extra: (baseUrl: string) => object = () => ({}),
+) {
+  fake = await startFakeProvider({ respond });
+  const baseUrl = fake.openaiBaseUrl;
+  world.writeConfig({
+    defaultProfile: 'w',
+    profiles: { w: { format: 'openai', baseUrl, model: 'worker-model', local: true } },
+    ...extra(baseUrl),
+  });
+  server = await startServer(world.env);
+  return server;
+}
+
+async function runToEnd(handle: ServerHandle, input: Record<string, unknown>) {
+  const started = await handle.callText('task_start', input);
+  expect(started.isError, started.text).toBe(false);
+  const id = taskIdOf(started.text);
+  const status = await pollTaskStatus(handle, id, /done|failed|lost|timeout/);
+  const result = await handle.callText('task_result', { task_id: id });
+  return { id, status, result: result.text };
+}
+
+describe('fix until green', () => {
+  it('a failing test run goes back to the worker, which fixes it on its second attempt: passed', async () => {
+    const handle = await startWith(
+      scripted([
+        use('write_file', { path: 'notes.md', content: 'looked at add\n' }),
+        { text: 'I reviewed add() and left notes; it should be fine.' },
+        use('write_file', { path: 'src/add.js', content: FIXED_ADD }),
+        { text: 'Fixed add() to add instead of subtract; node test.js passes.' },
+      ]),
+    );
+    const { status, result } = await runToEnd(handle, {
+      task: 'Fix add() so the test passes',
+      test_command: 'node test.js',
+    });
+    expect(status).toMatch(/done passed/);
+    expect(result).toContain('verdict: passed');
+    expect(result).toContain('fix rounds: the tests failed 1 time(s) before (exit 1)');
+    expect(result).toContain('summary:\n  Fixed add() to add');
+    // The worker's third request carried the failing run's facts, in the same conversation.
+    const feedback = JSON.stringify(workerRequests()[2]!.body.messages);
+    expect(feedback).toContain('node test.js');
+    expect(feedback).toContain('add(2, 3) should be 5');
+    expect(feedback).toContain('I reviewed add() and left notes');
+    expect(workerRequests()).toHaveLength(4);
+  });
+
+  it('a worker that never fixes it ends failed after the configured rounds', async () => {
+    const handle = await startWith(
+      scripted([
+        { text: 'The code looks right to me; nothing to change.' },
+        { text: 'I still believe the code is right; the test must be wrong.' },
+        { text: 'Unreachable: only one fix round is configured.' },
+      ]),
+      () => ({ tasks: { fixRounds: 1 } }),
+    );
+    const { status, result } = await runToEnd(handle, {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+    });
+    expect(status).toMatch(/done failed/);
+    expect(result).toContain('test command: node test.js → exit 1');
+    expect(result).toContain('fix rounds: the tests failed 1 time(s) before (exit 1)');
+    expect(workerRequests()).toHaveLength(2);
+  });
+
+  it('fixRounds 0 verifies once, as before', async () => {
+    const handle = await startWith(scripted([{ text: 'Nothing changed, all good.' }]), () => ({
+      tasks: { fixRounds: 0 },
+    }));
+    const { result } = await runToEnd(handle, { task: 'Look', test_command: 'node test.js' });
+    expect(result).toContain('verdict: failed');
+    expect(result).not.toContain('fix rounds');
+    expect(workerRequests()).toHaveLength(1);
+  });
+});
+
+describe('rubric review', () => {
+  it('a reviewer on another profile grades the diff against the definition of done', async () => {
+    const handle = await startWith(
+      scripted(
+        [
+          use('write_file', { path: 'src/add.js', content: FIXED_ADD }),
+          { text: 'Fixed add(); node test.js passes.' },
+        ],
+        [
+          use('read_file', { path: 'src/add.js' }),
+          {
+            text:
+              'VERDICT: fail\n- add() adds numbers: met (src/add.js:1)\n' +
+              '- strings are rejected: NOT met, add("a", 1) returns "a1" (src/add.js:1)',
+          },
+        ],
+      ),
+      (baseUrl) => ({
+        profiles: {
+          w: { format: 'openai', baseUrl, model: 'worker-model', local: true },
+          rev: { format: 'openai', baseUrl, model: 'review-model', local: true },
+        },
+      }),
+    );
+    const { status, result } = await runToEnd(handle, {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      definition_of_done: 'add() adds two numbers and throws on strings',
+    });
+    expect(status).toMatch(/done passed · review fail/);
+    expect(result).toContain('verdict: passed');
+    expect(result).toContain('review (rev, review-model) against the definition of done — fail');
+    expect(result).toContain('strings are rejected: NOT met');
+
+    const reviews = fake!.requests.filter((request) => request.body?.model === 'review-model');
+    expect(reviews).toHaveLength(2);
+    const first = JSON.stringify(reviews[0]!.body);
+    expect(first).toContain('add() adds two numbers and throws on strings');
+    expect(first).toContain('+exports.add = (a, b) => a + b;');
+    expect(first).toContain('exited 0');
+    // Read-only tools only: the reviewer cannot change the work it grades.
+    const tools = (reviews[0]!.body.tools as Array<{ function: { name: string } }>).map(
+      (tool) => tool.function.name,
+    );
+    expect(tools).toEqual(expect.arrayContaining(['read_file', 'grep', 'list_files']));
+    expect(tools).not.toContain('write_file');
+    expect(tools).not.toContain('run_bash');
+  });
+});
+
+describe('budget mid-run', () => {
+  it('a task stops at its cost cap: settled spend within it, work salvaged, reason in the result', async () => {
+    const steps: FakeReply[] = [use('write_file', { path: 'partial.txt', content: 'step 1\n' })];
+    for (let index = 0; index < 30; index += 1) steps.push(use('list_files', { pattern: '*' }));
+    // $10 per million tokens either way: a ~4 KB request costs about a cent.
+    const price = { inputPerMTok: 10, outputPerMTok: 10 };
+    const handle = await startWith(scripted(steps), (baseUrl) => ({
+      profiles: { w: { format: 'openai', baseUrl, model: 'worker-model', price } },
+    }));
+    const cap = 0.05;
+    const { id, status, result } = await runToEnd(handle, { task: 'Grind', budget_usd: cap });
+    expect(status).toMatch(/failed: budget reached/);
+    expect(result).toMatch(/error: budget reached: the task spent \$0\.0\d+ of its \$0\.05 cap/);
+    expect(result).toContain('files changed (1): A partial.txt');
+    expect(git(world.project, 'show', `delegate/${id}:partial.txt`)).toBe('step 1');
+
+    const spent = readLedger(world.dataHome)
+      .filter((record) => record.taskId === id)
+      .reduce((total, record) => total + record.costUsd, 0);
+    expect(spent).toBeGreaterThan(0.03);
+    expect(spent).toBeLessThanOrEqual(cap);
+    // The output allowance (8,192 tokens would cost $0.08) shrank to what was left, call by call.
+    const allowances = workerRequests().map((request) => Number(request.body.max_tokens));
+    expect(allowances[0]).toBeLessThan(8_192);
+    expect(allowances.slice(1).every((allowance, index) => allowance < allowances[index]!)).toBe(
+      true,
+    );
+    expect(workerRequests().length).toBeLessThan(steps.length);
+  });
+});
