@@ -44,10 +44,12 @@ export type FakeReply =
   /** Destroy the socket before any response headers. */
   | { kind: 'reset' };
 export type WireFormat = 'openai' | 'anthropic';
+/** Also `responses`: the OpenAI Responses API (streamed only), which Codex CLI speaks. */
+export type FakeWireFormat = WireFormat | 'responses';
 export interface RecordedRequest {
   /** Position in `requests` for model calls; -1 for requests to unknown routes. */
   index: number;
-  format: WireFormat | 'other';
+  format: FakeWireFormat | 'other';
   method: string;
   /** Path with query string. */
   path: string;
@@ -126,7 +128,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     res: ServerResponse,
     scripted: FakeReply | undefined,
   ): Promise<void> {
-    const format = request.format as WireFormat;
+    const format = request.format as FakeWireFormat;
     const reply = await pickReply(request, scripted);
     if (reply instanceof Error) {
       provider.unscripted.push(request);
@@ -152,7 +154,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       return sendJson(res, reply.status, body, reply.headers);
     }
     const built = buildMessage(reply, request, nextId);
-    const isStream = request.body?.stream === true;
+    const isStream = request.body?.stream === true || format === 'responses';
     if (!isStream) {
       const body = format === 'openai' ? openaiJson(built) : anthropicJson(built);
       return sendJson(res, 200, body, reply.headers);
@@ -160,7 +162,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const events =
       format === 'openai'
         ? openaiEvents(built, request.body?.stream_options?.include_usage === true)
-        : anthropicEvents(built);
+        : format === 'responses'
+          ? responsesEvents(built)
+          : anthropicEvents(built);
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
@@ -259,9 +263,10 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   return provider;
 }
 
-function modelCallFormat(route: string): WireFormat | undefined {
+function modelCallFormat(route: string): FakeWireFormat | undefined {
   if (route === 'POST /v1/chat/completions') return 'openai';
   if (route === 'POST /v1/messages') return 'anthropic';
+  if (route === 'POST /v1/responses') return 'responses';
   return undefined;
 }
 
@@ -421,16 +426,51 @@ function anthropicEvents(message: BuiltMessage): string[] {
   return [...events, event('message_stop')];
 }
 
+/** Responses API SSE: each output item whole (text message, function calls), then the usage. */
+function responsesEvents(message: BuiltMessage): string[] {
+  const event = (type: string, fields: object = {}) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+  const id = `resp_fake_${message.id}`;
+  const events = [event('response.created', { response: { id } })];
+  let index = 0;
+  const item = (fields: object) =>
+    events.push(event('response.output_item.done', { output_index: index++, item: fields }));
+  if (message.text !== undefined || !message.hasTools) {
+    item({
+      type: 'message',
+      id: `msg_fake_${message.id}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: message.text ?? '', annotations: [] }],
+    });
+  }
+  for (const { id: callId, name, json } of message.tools) {
+    item({ type: 'function_call', id: `fc_${callId}`, call_id: callId, name, arguments: json });
+  }
+  const { input, output, cachedInput, reasoning } = message.usage;
+  const usage = {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: cachedInput },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: reasoning },
+    total_tokens: input + output,
+  };
+  events.push(event('response.completed', { response: { id, usage } }));
+  return events;
+}
+
 function split(text: string | undefined, size: number): string[] {
   const parts: string[] = [];
   for (let i = 0; text && i < text.length; i += size) parts.push(text.slice(i, i + size));
   return parts;
 }
 
-function errorBody(format: WireFormat, message: string, type?: string) {
+function errorBody(format: FakeWireFormat, message: string, type?: string) {
   return format === 'anthropic'
     ? { type: 'error', error: { type: type ?? 'api_error', message } }
-    : { error: { type: type ?? 'fake_error', message } };
+    : format === 'responses'
+      ? { error: { type: type ?? 'fake_error', code: type ?? 'fake_error', message } }
+      : { error: { type: type ?? 'fake_error', message } };
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers = {}): void {

@@ -1,0 +1,102 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { killProcessGroup } from '../../agent/worker-tools/index.ts';
+import type { CliEngine, CliEvent, CliFailure, CliInvocation } from './cli-engine.ts';
+
+const STDERR_TAIL_BYTES = 2_000;
+
+export interface CliRunOptions {
+  engine: CliEngine;
+  binary: string;
+  invocation: CliInvocation;
+  cwd: string;
+  /** The task's clean environment (no keys), to which the invocation's variables are added. */
+  baseEnv: Record<string, string>;
+  /** Kill the whole tree when the CLI prints nothing for this long. */
+  idleTimeoutMs: number;
+  signal: AbortSignal;
+  onEvent(event: CliEvent): void;
+  /** The CLI's process group, while it runs (recorded so a cancel from another process kills it). */
+  onProcessGroup(pgid: number, isRunning: boolean): void;
+}
+
+export interface CliRunOutcome {
+  exitCode: number | null;
+  finalText: string;
+  failure?: CliFailure;
+  /** The CLI went silent past the idle timeout and was killed. */
+  isIdleTimeout: boolean;
+  stderrTail: string;
+}
+
+/**
+ * Runs a CLI in its own process group in the task's directory, feeding each JSON line of its
+ * stdout to the engine's parser. Idle timeout and abort kill the whole group (TERM, then KILL).
+ */
+export function runCliEngine(options: CliRunOptions): Promise<CliRunOutcome> {
+  const env: Record<string, string> = { ...options.baseEnv, ...options.invocation.env };
+  for (const name of options.invocation.unset) {
+    if (!(name in options.invocation.env)) delete env[name];
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(options.binary, options.invocation.args, {
+      cwd: options.cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pgid = child.pid;
+    let finalText = '';
+    let failure: CliFailure | undefined;
+    let isIdleTimeout = false;
+    let stderrTail = '';
+    let idleTimer: NodeJS.Timeout | undefined;
+    const stopGroup = () => {
+      if (pgid !== undefined) void killProcessGroup(pgid);
+    };
+    const armIdle = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        isIdleTimeout = true;
+        stopGroup();
+      }, options.idleTimeoutMs);
+    };
+    const onAbort = () => stopGroup();
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    if (pgid !== undefined) options.onProcessGroup(pgid, true);
+    armIdle();
+    const parse = options.engine.createParser();
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      armIdle();
+      for (const event of parse(line)) {
+        if (event.finalText !== undefined) finalText = event.finalText;
+        if (event.failure && !failure) failure = event.failure;
+        if (event.isFatal) stopGroup();
+        options.onEvent(event);
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      armIdle();
+      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+    });
+    child.on('error', (error) => {
+      clearTimeout(idleTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    child.on('close', (exitCode) => {
+      clearTimeout(idleTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      // Anything the CLI left behind in its group goes with it.
+      stopGroup();
+      if (pgid !== undefined) options.onProcessGroup(pgid, false);
+      resolve({
+        exitCode,
+        finalText,
+        ...(failure ? { failure } : {}),
+        isIdleTimeout,
+        stderrTail: stderrTail.trim(),
+      });
+    });
+  });
+}

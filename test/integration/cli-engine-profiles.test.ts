@@ -1,0 +1,73 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
+
+let world: CliWorld;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createCliWorld();
+  world.writeConfig({
+    defaultProfile: 'cc',
+    profiles: {
+      cc: { format: 'claude-cli', model: 'sonnet' },
+      cx: { format: 'codex-cli', model: 'gpt-5', sandboxMode: 'read-only', effort: 'high' },
+    },
+  });
+});
+afterEach(async () => {
+  await server?.close();
+  await settleWorkers(world.dataHome);
+  server = undefined;
+  world.cleanup();
+});
+
+describe('CLI-engine profiles', () => {
+  it('are listed by providers, refused by delegate with a clear error, and one task per checkout', async () => {
+    // A stand-in `claude` that stays silent: only our controls are under test here.
+    world.writeBinary('claude', '#!/bin/sh\nexec sleep 120\n');
+    server = await startServer(world.env);
+    const listed = await server.callText('providers', {});
+    expect(listed.isError, server.stderr()).toBe(false);
+    expect(listed.text).toContain('claude-cli');
+    expect(listed.text).toContain('codex-cli');
+
+    const delegated = await server.callText('delegate', { task: 'Say hi' });
+    expect(delegated.isError).toBe(true);
+    expect(delegated.text).toContain('CLI engine');
+
+    const first = await server.callText('task_start', { task: 'One', isolation: 'none' });
+    expect(first.isError, first.text).toBe(false);
+    const id = taskIdOf(first.text);
+    await pollTaskStatus(server, id, /running/, 10_000);
+    const second = await server.callText('task_start', { task: 'Two', isolation: 'none' });
+    expect(second.isError).toBe(true);
+    expect(second.text).toContain(`Task ${id} is already working in`);
+    expect(second.text).toContain('One task per checkout');
+
+    // A missing codex names its package before anything is made.
+    const codex = await server.callText('task_start', { task: 'x', profile: 'cx' });
+    expect(codex.isError).toBe(true);
+    expect(codex.text).toContain('npm install -g @openai/codex');
+
+    await server.callText('task_cancel', { task_id: id });
+    await pollTaskStatus(server, id, /cancelled/, 10_000);
+    expect(liveProcesses((facts) => facts.commandLine === 'sleep 120 ')).toEqual([]);
+  });
+
+  it('a CLI’s pool caps its runs across tasks: the next one waits for a slot', async () => {
+    world.writeConfig({ profiles: { cc: { format: 'claude-cli', model: 'sonnet', pool: 1 } } });
+    world.writeBinary('claude', '#!/bin/sh\nexec sleep 120\n');
+    server = await startServer(world.env);
+    const first = taskIdOf((await server.callText('task_start', { task: 'One' })).text);
+    await pollTaskStatus(server, first, /running/, 10_000);
+    const second = taskIdOf((await server.callText('task_start', { task: 'Two' })).text);
+    await pollTaskStatus(server, second, /waiting for a claude-cli slot/, 10_000);
+    await server.callText('task_cancel', { task_id: first });
+    // The slot passes on: the second task's CLI starts.
+    await waitFor(() => liveProcesses((facts) => facts.commandLine === 'sleep 120 ').length === 1);
+    await server.callText('task_cancel', { task_id: second });
+    await waitFor(() => liveProcesses((facts) => facts.commandLine === 'sleep 120 ').length === 0);
+  });
+});

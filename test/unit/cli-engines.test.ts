@@ -1,0 +1,133 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/src/config/load-config.ts';
+import { parseClaudeLine } from '../../server/src/tasks/cli-engines/claude-cli.ts';
+import { parseCodexLine } from '../../server/src/tasks/cli-engines/codex-cli.ts';
+import { createGeminiParser } from '../../server/src/tasks/cli-engines/gemini-cli.ts';
+
+describe('claude-cli events', () => {
+  it('maps tool calls to steps, edits to files touched, and the result to summary and cost', () => {
+    const tool = parseClaudeLine(
+      JSON.stringify({
+        type: 'assistant',
+        message: {
+          content: [
+            { type: 'text', text: 'Editing.' },
+            { type: 'tool_use', name: 'Edit', input: { file_path: '/w/src/a.js' } },
+          ],
+        },
+      }),
+    );
+    expect(tool).toEqual([
+      { isStep: true, activity: 'Edit /w/src/a.js', filesTouched: ['/w/src/a.js'] },
+    ]);
+    expect(
+      parseClaudeLine(
+        JSON.stringify({ type: 'result', is_error: false, result: 'Done.', total_cost_usd: 0.02 }),
+      ),
+    ).toEqual([{ costUsd: 0.02, finalText: 'Done.' }]);
+  });
+
+  it('classifies failures from the CLI’s own error fields, never from the text', () => {
+    const kinds = [
+      { type: 'system', subtype: 'api_retry', error_status: 401, error: 'authentication_failed' },
+      { type: 'assistant', error: 'rate_limit', message: { content: [] } },
+      { type: 'assistant', error: 'billing_error', message: { content: [] } },
+      { type: 'result', is_error: true, api_error_status: 529, result: 'Overloaded' },
+      { type: 'result', is_error: true, api_error_status: 429, result: 'x' },
+    ].map((event) => parseClaudeLine(JSON.stringify(event))[0]?.failure?.kind);
+    expect(kinds).toEqual(['auth_failed', 'throttle', 'quota', 'infra', 'throttle']);
+    // A task that prints "401 rate limit" in its answer is not a failure.
+    const printed = parseClaudeLine(
+      JSON.stringify({
+        type: 'assistant',
+        message: { content: [{ type: 'text', text: 'API Error: 401 authentication_error' }] },
+      }),
+    );
+    expect(printed).toEqual([]);
+    expect(parseClaudeLine('not json')).toEqual([]);
+  });
+});
+
+describe('codex-cli events', () => {
+  it('maps items to progress and errors to kinds; reconnect notices are progress', () => {
+    const line = (event: unknown) => parseCodexLine(JSON.stringify(event));
+    expect(
+      line({ type: 'item.started', item: { type: 'command_execution', command: 'npm test' } }),
+    ).toEqual([{ isStep: true, activity: 'run npm test' }]);
+    expect(
+      line({ type: 'item.completed', item: { type: 'file_change', changes: [{ path: 'a.ts' }] } }),
+    ).toEqual([{ isStep: true, activity: 'edit a.ts', filesTouched: ['a.ts'] }]);
+    expect(
+      line({ type: 'item.completed', item: { type: 'agent_message', text: 'Done.' } }),
+    ).toEqual([{ finalText: 'Done.' }]);
+    expect(line({ type: 'error', message: 'Reconnecting... 1/5' })[0]?.failure).toBeUndefined();
+    const kinds = [
+      'unexpected status 401 Unauthorized: bad key',
+      'exceeded retry limit, last status: 429 Too Many Requests',
+      'Quota exceeded. Check your plan and billing details.',
+      'stream disconnected before completion',
+    ].map((message) => line({ type: 'turn.failed', error: { message } })[0]?.failure?.kind);
+    expect(kinds).toEqual(['auth_failed', 'throttle', 'quota', 'infra']);
+    // What a command printed is never classified.
+    expect(
+      line({
+        type: 'item.completed',
+        item: { type: 'command_execution', command: 'echo 401', aggregated_output: '401' },
+      }),
+    ).toEqual([]);
+  });
+});
+
+describe('gemini-cli events', () => {
+  it('joins answer deltas after the last tool call, and classifies errors by their class', () => {
+    const parse = createGeminiParser();
+    const line = (event: unknown) => parse(JSON.stringify(event));
+    line({ type: 'message', role: 'assistant', content: 'Let me look.', delta: true });
+    expect(
+      line({ type: 'tool_use', tool_name: 'replace', parameters: { file_path: 'src/a.js' } }),
+    ).toEqual([{ isStep: true, activity: 'replace src/a.js', filesTouched: ['src/a.js'] }]);
+    line({ type: 'message', role: 'assistant', content: 'Fixed ', delta: true });
+    expect(line({ type: 'message', role: 'assistant', content: 'it.', delta: true })).toEqual([
+      { finalText: 'Fixed it.' },
+    ]);
+    const kind = (type: string, message: string) =>
+      createGeminiParser()(
+        JSON.stringify({ type: 'result', status: 'error', error: { type, message } }),
+      )[0]?.failure?.kind;
+    expect(kind('FatalAuthenticationError', 'x')).toBe('auth_failed');
+    expect(kind('TerminalQuotaError', 'x')).toBe('quota');
+    expect(kind('RetryableQuotaError', 'x')).toBe('throttle');
+    expect(kind('Error', 'fetch failed')).toBe('infra');
+    expect(kind('unknown', '[API Error: Resource has been exhausted (e.g. check quota).]')).toBe(
+      'throttle',
+    );
+  });
+});
+
+describe('CLI profiles and failover', () => {
+  const configWith = (profiles: unknown) => {
+    const dir = mkdtempSync(join(tmpdir(), 'delegate-unit-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles }));
+    try {
+      return () => loadConfig(dir, dir, { HOME: dir });
+    } finally {
+      setTimeout(() => rmSync(dir, { recursive: true, force: true }), 1_000);
+    }
+  };
+  const api = { format: 'anthropic', baseUrl: 'https://api.example.com', model: 'm' };
+
+  it('a CLI profile never fails over, and is never a failover target', () => {
+    expect(
+      configWith({ cc: { format: 'claude-cli', model: 'sonnet', failover: ['api'] }, api }),
+    ).toThrow(/a CLI profile \(claude-cli\) never fails over/);
+    expect(
+      configWith({ api: { ...api, failover: ['cc'] }, cc: { format: 'claude-cli', model: 's' } }),
+    ).toThrow(/"cc" is a CLI profile, which is never a failover target/);
+    expect(
+      configWith({ cc: { format: 'claude-cli', model: 'sonnet' } })().profiles.get('cc')?.format,
+    ).toBe('claude-cli');
+  });
+});
