@@ -1,0 +1,158 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../config/load-config.ts';
+import { describeProviders } from '../providers/describe-providers.ts';
+import { describeStatusLineSetup } from '../statusline/install-statusline.ts';
+import { errorMessage } from '../util/user-error.ts';
+import type { CliCommand, CliContext } from './cli-command.ts';
+
+type Level = 'ok' | 'warn' | 'FAIL';
+interface Check {
+  level: Level;
+  what: string;
+  detail?: string;
+}
+
+const MIN_NODE_MAJOR = 20;
+/** Phrases of `providers` that mean a profile cannot be used as it stands. */
+const PROFILE_PROBLEM = /check: FAILED|NOT SET|REFUSED|NOT sent|does NOT list/;
+
+/**
+ * `delegate doctor`: Node, the data home, the configuration, every profile (reachability and
+ * key), the OS sandbox, Claude Code and the status line — one line each, details indented.
+ * Exit 1 when any check fails (warnings do not count).
+ */
+export const doctorCommand: CliCommand = {
+  usage: 'doctor',
+  summary: 'check Node, data home, config, profiles (reachability, keys), sandbox, Claude Code',
+  async run(args, context) {
+    if (args.length > 0) {
+      context.stderr.write('Usage: delegate doctor  (takes no arguments)\n');
+      return 2;
+    }
+    const checks = [
+      checkNode(),
+      checkDataHome(context.dataHome),
+      checkConfig(context),
+      ...(await checkProfiles(context)),
+      await checkSandbox(context),
+      checkClaudeCode(context),
+      checkStatusLine(context),
+    ];
+    for (const check of checks) {
+      const detail = check.detail ? `\n${indent(check.detail)}` : '';
+      context.stdout.write(`${check.level.padEnd(4)} ${check.what}${detail}\n`);
+    }
+    const failed = checks.filter((check) => check.level === 'FAIL').length;
+    context.stdout.write(failed ? `\n${failed} check(s) failed.\n` : '\nAll checks passed.\n');
+    return failed ? 1 : 0;
+  },
+};
+
+function checkNode(): Check {
+  const major = Number(process.versions.node.split('.')[0]);
+  return major >= MIN_NODE_MAJOR
+    ? { level: 'ok', what: `Node.js ${process.version}` }
+    : {
+        level: 'FAIL',
+        what: `Node.js ${process.version}: delegate needs Node.js ${MIN_NODE_MAJOR} or newer on PATH`,
+      };
+}
+
+function checkDataHome(dataHome: string): Check {
+  try {
+    mkdirSync(dataHome, { recursive: true });
+    const probe = join(dataHome, `.doctor-${process.pid}`);
+    writeFileSync(probe, 'ok');
+    rmSync(probe);
+    return { level: 'ok', what: `data home ${dataHome} is writable` };
+  } catch (error) {
+    return {
+      level: 'FAIL',
+      what: `data home ${dataHome} is not writable: ${errorMessage(error)} (set DELEGATE_HOME to a writable folder)`,
+    };
+  }
+}
+
+function checkConfig(context: CliContext): Check {
+  try {
+    const config = loadConfig(context.dataHome, context.projectDir, context.env);
+    const files = config.files.length ? config.files.join(', ') : 'no config file';
+    return { level: 'ok', what: `config valid (${files}; ${config.profiles.size} profile(s))` };
+  } catch (error) {
+    return { level: 'FAIL', what: `config invalid: ${errorMessage(error)}` };
+  }
+}
+
+async function checkProfiles(context: CliContext): Promise<Check[]> {
+  try {
+    const text = await describeProviders(context, true);
+    const isProblem = PROFILE_PROBLEM.test(text) || /^No worker is configured/m.test(text);
+    return [
+      {
+        level: isProblem ? 'FAIL' : 'ok',
+        what: isProblem
+          ? 'profiles: a profile cannot be used as it stands (see below)'
+          : 'profiles reachable, keys in place',
+        detail: text,
+      },
+    ];
+  } catch (error) {
+    return [{ level: 'FAIL', what: `profiles: ${errorMessage(error)}` }];
+  }
+}
+
+async function checkSandbox(context: CliContext): Promise<Check> {
+  try {
+    const sandbox = await import('../agent/sandbox/index.ts');
+    const result = await sandbox.checkSandbox(context.env);
+    await sandbox.closeSandbox();
+    if (result.isAvailable) {
+      const warnings = result.warnings.length ? ` (${result.warnings.join('; ')})` : '';
+      return { level: 'ok', what: `OS sandbox available for task commands${warnings}` };
+    }
+    return {
+      level: 'warn',
+      what: `OS sandbox not available: ${result.reason ?? 'unknown reason'}; tasks run unsandboxed (and say so) unless "sandbox" is "required". ${sandbox.sandboxInstallHint()}`,
+    };
+  } catch (error) {
+    return { level: 'warn', what: `OS sandbox not checked: ${errorMessage(error)}` };
+  }
+}
+
+function checkClaudeCode(context: CliContext): Check {
+  const result = spawnSync('claude', ['--version'], {
+    env: { ...context.env },
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  if (result.error) {
+    const isMissing = (result.error as NodeJS.ErrnoException).code === 'ENOENT';
+    return {
+      level: 'warn',
+      what: isMissing
+        ? 'Claude Code: `claude` is not on PATH (skipped)'
+        : `Claude Code: \`claude --version\` failed: ${result.error.message}`,
+    };
+  }
+  const version = result.stdout.trim().split('\n')[0] ?? '';
+  return result.status === 0
+    ? { level: 'ok', what: `Claude Code ${version}` }
+    : { level: 'warn', what: `Claude Code: \`claude --version\` exited ${result.status}` };
+}
+
+function checkStatusLine(context: CliContext): Check {
+  try {
+    return { level: 'ok', what: describeStatusLineSetup(context) };
+  } catch (error) {
+    return { level: 'warn', what: `status line: ${errorMessage(error)}` };
+  }
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `     ${line}`)
+    .join('\n');
+}

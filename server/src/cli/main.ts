@@ -1,0 +1,70 @@
+/**
+ * Entry of the `delegate` CLI (dist/cli.mjs, launched by bin/delegate): one table of
+ * subcommands, each a small module loaded only when it runs.
+ */
+import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
+import { errorMessage, UserError } from '../util/user-error.ts';
+import type { CliCommand, CliContext } from './cli-command.ts';
+
+const COMMANDS: Record<string, () => Promise<CliCommand>> = {
+  // On a copilot profile, provider-key runs the GitHub login instead of reading a key.
+  'provider-key': async () =>
+    (await import('./copilot-login-command.ts')).withCopilotLogin(
+      (await import('./provider-key-command.ts')).providerKeyCommand,
+    ),
+  'copilot-login': async () => (await import('./copilot-login-command.ts')).copilotLoginCommand,
+  run: async () => (await import('./run-command.ts')).runCommand,
+  tasks: async () => (await import('./tasks-command.ts')).tasksCommand,
+  wait: async () => (await import('./wait-command.ts')).waitCommand,
+  watch: async () => (await import('./watch-command.ts')).watchCommand,
+  doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
+  usage: async () => (await import('./usage-command.ts')).usageCommand,
+  statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  const context: CliContext = {
+    env: process.env,
+    dataHome: resolveDataHome(process.env),
+    projectDir: resolveProjectDir(process.env, process.cwd()),
+    stdin: process.stdin,
+    stderr: process.stderr,
+    stdout: process.stdout,
+    now: () => new Date(),
+  };
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    context.stdout.write(await usage());
+    return name ? 0 : 2;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    context.stderr.write(`delegate: unknown command "${name}".\n${await usage()}`);
+    return 2;
+  }
+  return (await load()).run(args, context);
+}
+
+async function usage(): Promise<string> {
+  const lines = await Promise.all(
+    Object.values(COMMANDS).map(async (load) => {
+      const command = await load();
+      return `  delegate ${command.usage.padEnd(28)} ${command.summary}`;
+    }),
+  );
+  return `Usage:\n${lines.join('\n')}\n`;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      error instanceof UserError
+        ? `delegate: ${error.message}\n`
+        : `delegate: internal error: ${(error as Error).stack ?? errorMessage(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,91 @@
+import { runDelegation, type DelegateInput } from '../delegation/run-delegation.ts';
+import { parseCli, usageError } from './cli-args.ts';
+import type { CliCommand, CliContext } from './cli-command.ts';
+
+const USAGE =
+  'run [--profile <name>] [--write-to <file>] [--max-output-tokens <n>] <task|-> [<file|glob>…]';
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/**
+ * `delegate run`: the `delegate` tool from a terminal — the files go from disk to the worker
+ * and the answer (plus the usage line) comes back on stdout. `-` reads the task from stdin. A
+ * progress indicator shows on stderr when it is a terminal, never in pipes or logs.
+ */
+export const runCommand: CliCommand = {
+  usage: USAGE,
+  summary: 'one-shot delegation from a terminal: task and files to a worker, answer to stdout',
+  async run(args, context) {
+    const parsed = parseCli(
+      args,
+      {
+        profile: { type: 'string' },
+        'write-to': { type: 'string' },
+        'max-output-tokens': { type: 'string' },
+      },
+      USAGE,
+      context,
+    );
+    if (!parsed) return 2;
+    const [taskArgument, ...files] = parsed.positionals;
+    if (!taskArgument) return usageError(context, 'say what the worker should do.', USAGE);
+    const maxTokens = parsed.values['max-output-tokens'];
+    if (maxTokens !== undefined && !/^[1-9]\d*$/.test(maxTokens)) {
+      return usageError(context, `--max-output-tokens takes a number, not "${maxTokens}".`, USAGE);
+    }
+    const task = taskArgument === '-' ? (await readAll(context.stdin)).trim() : taskArgument;
+    if (!task) return usageError(context, 'the task read from stdin is empty.', USAGE);
+    const input: DelegateInput = {
+      task,
+      files,
+      ...(parsed.values.profile ? { profile: parsed.values.profile } : {}),
+      ...(parsed.values['write-to'] ? { writeTo: parsed.values['write-to'] } : {}),
+      ...(maxTokens ? { maxOutputTokens: Number(maxTokens) } : {}),
+    };
+    return delegateWithProgress(input, context);
+  },
+};
+
+async function delegateWithProgress(input: DelegateInput, context: CliContext): Promise<number> {
+  const abort = new AbortController();
+  const onInterrupt = () => abort.abort(new Error('interrupted'));
+  process.once('SIGINT', onInterrupt);
+  const stopProgress = showProgress(context);
+  try {
+    const answer = await runDelegation(input, { ...context }, abort.signal);
+    stopProgress();
+    context.stdout.write(`${answer}\n`);
+    return 0;
+  } catch (error) {
+    stopProgress();
+    if (!abort.signal.aborted) throw error;
+    context.stderr.write('delegate: interrupted; the call was cancelled.\n');
+    return 130;
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+}
+
+/** A spinner with the seconds waited, on a terminal only; returns the function that clears it. */
+function showProgress(context: CliContext): () => void {
+  const stderr = context.stderr as NodeJS.WriteStream;
+  if (!stderr.isTTY) return () => undefined;
+  const started = Date.now();
+  let frame = 0;
+  const draw = () => {
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    stderr.write(`\r${FRAMES[frame % FRAMES.length]} waiting for the worker… ${seconds} s\x1b[K`);
+    frame += 1;
+  };
+  draw();
+  const timer = setInterval(draw, 100);
+  return () => {
+    clearInterval(timer);
+    stderr.write('\r\x1b[K');
+  };
+}
+
+async function readAll(stdin: NodeJS.ReadStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,74 @@
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freshStatusText } from '../statusline/render-status.ts';
+import {
+  describeStatusLineSetup,
+  installStatusLine,
+  uninstallStatusLine,
+} from '../statusline/install-statusline.ts';
+import { statusLinesPath } from '../statusline/status-key.ts';
+import { usageError } from './cli-args.ts';
+import type { CliCommand, CliContext } from './cli-command.ts';
+
+const USAGE = 'statusline install|uninstall|show';
+
+/**
+ * `delegate statusline install|uninstall|show`: puts delegate's status line into the user's
+ * Claude Code settings (plugins cannot), chaining any status line already there; takes it out
+ * again; or shows the setting and what the line says for this project now.
+ */
+export const statuslineCommand: CliCommand = {
+  usage: USAGE,
+  summary: "install delegate's status line in your Claude Code settings (chains yours)",
+  run(args, context) {
+    const [action, ...rest] = args;
+    if (rest.length > 0) return Promise.resolve(usageError(context, 'too many arguments.', USAGE));
+    switch (action) {
+      case 'install':
+        context.stdout.write(
+          `${installStatusLine(context, { pluginRoot: pluginRoot(), platform: process.platform })}\n`,
+        );
+        return Promise.resolve(0);
+      case 'uninstall':
+        context.stdout.write(`${uninstallStatusLine(context)}\n`);
+        return Promise.resolve(0);
+      case 'show':
+        context.stdout.write(`${showStatusLine(context)}\n`);
+        return Promise.resolve(0);
+      default:
+        return Promise.resolve(
+          usageError(context, action ? `unknown action "${action}".` : 'say what to do.', USAGE),
+        );
+    }
+  },
+};
+
+function showStatusLine(context: CliContext): string {
+  let project = context.projectDir;
+  try {
+    project = realpathSync(project);
+  } catch {
+    // Shown as given.
+  }
+  let line = '';
+  try {
+    line = freshStatusText(
+      readFileSync(statusLinesPath(context.dataHome), 'utf8'),
+      project,
+      Date.now(),
+    );
+  } catch {
+    // No task has been written for this project yet.
+  }
+  return `${describeStatusLineSetup(context)}\nNow, for ${project}: ${line || '(nothing to show)'}`;
+}
+
+/** The plugin folder this CLI runs from (it holds statusline/), found upwards from this module. */
+function pluginRoot(): string {
+  const start = dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; dirname(dir) !== dir; dir = dirname(dir)) {
+    if (existsSync(join(dir, '.claude-plugin', 'plugin.json'))) return dir;
+  }
+  return dirname(start);
+}

@@ -1,0 +1,85 @@
+import type { StatusJob } from '../statusline/render-status.ts';
+import { posixCksum } from '../statusline/status-key.ts';
+
+/** Per task id, the transition already announced (`done`, `needs_input:<question crc>`…). */
+export type AnnouncedRecord = Record<string, string>;
+
+/** A job as the monitor reads it: the status line's view plus cost and files. */
+export type WatchedJob = StatusJob & {
+  costUsd?: unknown;
+  filesTouched?: unknown;
+};
+
+/**
+ * Transitions older than this are recorded without a line: a session that starts long after a
+ * task ended learns about it from the SessionStart briefing, not from a burst of old news.
+ */
+export const ANNOUNCE_WINDOW_MS = 30 * 60_000;
+
+const ENDED = new Set(['done', 'failed', 'timeout', 'lost', 'cancelled']);
+
+/** What makes a transition news: a (new) question, or the end of the task. */
+export function announcementKey(job: WatchedJob): string | undefined {
+  if (job.state === 'needs_input') {
+    return `needs_input:${posixCksum(Buffer.from(job.question ?? '')).crc}`;
+  }
+  return ENDED.has(job.state) ? job.state : undefined;
+}
+
+/**
+ * The lines to print for this project's jobs, and the record to keep. Cancelled tasks (the
+ * supervisor cancelled them) and reviewed ones (it has read the result) get no line.
+ */
+export function decideAnnouncements(
+  jobs: readonly WatchedJob[],
+  record: AnnouncedRecord,
+  nowMs: number,
+  filesChanged: (job: WatchedJob) => number | undefined = () => undefined,
+): { lines: string[]; record: AnnouncedRecord } {
+  const next: AnnouncedRecord = {};
+  const lines: string[] = [];
+  for (const job of jobs) {
+    const key = announcementKey(job);
+    // Running again: forget the question, so the next one is news even if worded the same.
+    if (!key) continue;
+    next[job.id] = key;
+    if (record[job.id] === key) continue;
+    const changedAt = Date.parse(job.endedAt ?? job.updatedAt ?? '');
+    const isOld = !Number.isNaN(changedAt) && nowMs - changedAt > ANNOUNCE_WINDOW_MS;
+    if (job.state === 'cancelled' || job.reviewedAt || isOld) continue;
+    lines.push(transitionLine(job, filesChanged(job)));
+  }
+  return { lines, record: next };
+}
+
+/** One line the supervisor reads as a notification: what happened and the call to make next. */
+export function transitionLine(job: WatchedJob, filesChanged?: number): string {
+  const id = oneLine(job.id, 40);
+  const tag = `[delegate] task ${id}`;
+  if (job.state === 'needs_input') {
+    return `${tag} needs an answer: ${JSON.stringify(oneLine(job.question ?? '', 300))} → reply with task_answer ${id}`;
+  }
+  if (job.state !== 'done') {
+    const why = job.error ? `: ${oneLine(job.error, 200)}` : '';
+    return `${tag} ${job.state}${why} → task_result ${id}`;
+  }
+  const files =
+    filesChanged ?? (Array.isArray(job.filesTouched) ? job.filesTouched.length : undefined);
+  const facts = [
+    `verdict ${oneLine(job.verdict ?? 'unknown', 20)}`,
+    ...(job.review?.verdict ? [`review ${oneLine(job.review.verdict, 20)}`] : []),
+    ...(files !== undefined ? [`${files} file${files === 1 ? '' : 's'} changed`] : []),
+    ...(typeof job.costUsd === 'number' ? [`$${job.costUsd.toFixed(4)}`] : []),
+    ...(job.sandboxed === false ? ['ran unsandboxed'] : []),
+  ];
+  return `${tag} done: ${facts.join(', ')} → review with task_result ${id}`;
+}
+
+/** Control characters (newlines above all): each transition must stay one line. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]+/g;
+
+function oneLine(text: string, max: number): string {
+  const flat = String(text).replace(CONTROL, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}

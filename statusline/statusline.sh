@@ -1,0 +1,95 @@
+#!/bin/sh
+# delegate's status line reader, copied to <data home>/bin/ by `delegate statusline install`.
+# Claude Code runs it on every refresh, so it starts no process of its own (on Linux; elsewhere
+# one `date`): the delegate server and task workers keep every project's line pre-rendered in
+# <data home>/status/lines, one "<expires, epoch s> <project real path><TAB><text>" line per
+# part, after a "clock <boot id> <boot epoch>" line; this prints this project's parts that
+# have not expired yet, or nothing.
+# $1, if given, is a file holding the status line command this one chains: it runs first, on
+# the same stdin, and its output comes first.
+
+# `read` instead of `$(cat)`: one process fewer. JSON needs no newlines to stay JSON.
+input=
+while IFS= read -r chunk || [ -n "$chunk" ]; do input="$input$chunk"; done
+
+if [ -n "${1:-}" ] && [ -r "$1" ]; then
+  if command -v bash >/dev/null 2>&1; then
+    printf '%s\n' "$input" | bash "$1"
+  else
+    printf '%s\n' "$input" | sh "$1"
+  fi
+fi
+
+# This script lives in <data home>/bin/.
+case $0 in
+  */*) home=${0%/*} ;;
+  *) home=. ;;
+esac
+home=${home%/bin}
+case $home in
+  /*) ;;
+  *) home=$PWD/$home ;;
+esac
+file=$home/status/lines
+[ -s "$file" ] || exit 0
+
+# The project: workspace.project_dir, else workspace.current_dir, else cwd, else here.
+dir=
+for key in project_dir current_dir cwd; do
+  case $input in
+    *"\"$key\""*) ;;
+    *) continue ;;
+  esac
+  rest=${input#*"\"$key\""}
+  rest=${rest#*\"}
+  dir=${rest%%\"*}
+  case $dir in
+    *\\*)
+      # An escaped character (a backslash or quote in the path): let sed decode the string.
+      dir=$(printf '%s\n' "$input" |
+        sed -n -E 's/.*"'"$key"'"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)".*/\1/p' |
+        sed -e 's/\\\(.\)/\1/g')
+      ;;
+  esac
+  [ -n "$dir" ] && break
+done
+[ -n "$dir" ] || dir=$PWD
+# Tasks are keyed by the project's real path: resolve symlinks the same way (a builtin).
+cd -P -- "$dir" 2>/dev/null && dir=$PWD
+
+# The time without a `date` process: the boot's start (written by Node) plus /proc/uptime,
+# while the boot id still matches; else `date`.
+boot_id=
+uptime=
+if [ -r /proc/sys/kernel/random/boot_id ] && [ -r /proc/uptime ]; then
+  read -r boot_id </proc/sys/kernel/random/boot_id
+  read -r uptime _ </proc/uptime
+fi
+
+tab='	' # a literal tab: no process
+now=
+out=
+while IFS= read -r line || [ -n "$line" ]; do
+  case $line in
+    "clock $boot_id "*)
+      boot=${line##* }
+      case $boot:$uptime in
+        :* | *: | *[!0-9.:]*) ;;
+        *) [ -n "$boot_id" ] && now=$((boot + ${uptime%%.*})) ;;
+      esac
+      continue
+      ;;
+    clock\ *) continue ;;
+  esac
+  rest=${line#* }
+  [ "${rest%%"$tab"*}" = "$dir" ] || continue
+  [ -n "$now" ] || now=$(date +%s)
+  expires=${line%% *}
+  case $expires in
+    '' | *[!0-9]*) continue ;;
+  esac
+  [ "$expires" -gt "$now" ] || continue
+  out="${out:+$out | }${rest#*"$tab"}"
+done <"$file"
+[ -n "$out" ] && printf 'delegate: %s\n' "$out"
+exit 0
