@@ -3,13 +3,22 @@ import { cpus } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchContextSize } from './context-size.mjs';
 import { benchHookTime } from './hook-time.mjs';
 import { benchProviderEngine } from './provider-engine.mjs';
 import { benchServerStart } from './server-start.mjs';
+import { benchStatusLine } from './statusline.mjs';
 import { benchTasks } from './tasks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BENCHES = [benchServerStart, benchHookTime, benchProviderEngine, benchTasks];
+const BENCHES = [
+  benchServerStart,
+  benchHookTime,
+  benchProviderEngine,
+  benchTasks,
+  benchContextSize,
+  benchStatusLine,
+];
 
 const sections = [];
 for (const bench of BENCHES) {

@@ -1,6 +1,6 @@
 // Bundles every entry point into dist/ (committed: plugin installs run no build).
 import { build } from 'esbuild';
-import { readFileSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,6 +11,7 @@ const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const ESM_ENTRIES = {
   server: 'server/src/main.ts',
   'task-worker': 'server/src/tasks/worker-main.ts',
+  cli: 'server/src/cli/main.ts',
 };
 
 /**
@@ -65,6 +66,26 @@ const englishOnlyZodLocales = {
   },
 };
 
+/**
+ * The OS sandbox library (bundled into a lazy chunk) looks for its prebuilt helpers in
+ * `vendor/` beside its module or one folder up, i.e. `dist/vendor/` for `dist/chunks/*.mjs`:
+ * the seccomp loader that blocks Unix sockets and namespace escapes inside bubblewrap (Linux
+ * x64 and arm64), and the JVM proxy agent. Copied with the library's licence. The Windows
+ * helper is left out: tasks are not sandboxed on Windows.
+ */
+function copySandboxHelpers() {
+  const from = join(root, 'node_modules', '@anthropic-ai', 'sandbox-runtime');
+  const to = join(root, 'dist', 'vendor');
+  for (const part of ['seccomp/x64/apply-seccomp', 'seccomp/arm64/apply-seccomp']) {
+    cpSync(join(from, 'vendor', part), join(to, part));
+  }
+  cpSync(
+    join(from, 'vendor', 'java-proxy-agent', 'srt-proxy-agent.jar'),
+    join(to, 'java-proxy-agent', 'srt-proxy-agent.jar'),
+  );
+  cpSync(join(from, 'LICENSE'), join(to, 'LICENSE'));
+}
+
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 await Promise.all([
   build({
@@ -74,9 +95,10 @@ await Promise.all([
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
     format: 'esm',
-    // Bundled CommonJS dependencies call require(); ESM has none without this.
+    // Bundled CommonJS dependencies call require(); ESM has none without this. The import is
+    // aliased: a bundled module importing createRequire itself would clash with the banner.
     banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      js: "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);",
     },
     plugins: [englishOnlyZodLocales],
   }),
@@ -90,3 +112,4 @@ await Promise.all([
     plugins: [classifierAsSibling],
   }),
 ]);
+copySandboxHelpers();
