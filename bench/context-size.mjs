@@ -29,7 +29,7 @@ export async function benchContextSize(root) {
       platform: 'node',
       // Bundled CommonJS dependencies (fast-glob) call require(); ESM has none without this.
       banner: {
-        js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        js: "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);",
       },
       logLevel: 'error',
     });

@@ -22,7 +22,7 @@ export async function benchServerStart(root) {
       minifyWhitespace: true,
       minifySyntax: true,
       banner: {
-        js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        js: "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);",
       },
       logLevel: 'error',
     });
