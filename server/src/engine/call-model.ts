@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isCliFormat } from '../config/schema.ts';
 import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../config/load-config.ts';
 import { budgetLockPath, slotsDir } from '../config/paths.ts';
+import { knownSecrets, withoutSecrets } from '../config/known-secrets.ts';
 import { endpointFor } from '../config/profile-endpoint.ts';
 import { resolveProfile } from '../config/resolve-profile.ts';
 import type { EngineContext } from '../engine-context.ts';
@@ -156,6 +157,10 @@ async function callProfile(
     await reservation.settle(costUsd);
     return { result, costUsd };
   } catch (error) {
+    if (error instanceof ProviderError) {
+      const secrets = knownSecrets(context.dataHome, config.profiles.values(), context.env);
+      error.message = withoutSecrets(error.message, secrets);
+    }
     await appendLedger(context.dataHome, ledgerRecord(profile, call, { error, started }));
     await reservation.release();
     throw error;

@@ -3,7 +3,7 @@ import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../engine/file-lock.ts';
 import { jobsDir } from '../config/paths.ts';
-import { TASK_STATES, type JobSummary, type TaskState } from '../tasks/job-file.ts';
+import { readJobSummary, type JobSummary } from '../tasks/job-file.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import {
   STATUS_WINDOW_S,
@@ -43,9 +43,9 @@ export async function refreshStatusLines(dataHome: string, nowMs = Date.now()): 
 }
 
 /**
- * The JobSummary of every job written within the status window (the same lenient check as
- * job-file.ts: unreadable or foreign files are skipped). Older files are only stat'ed: a data
- * home full of finished tasks costs a job write next to nothing.
+ * The JobSummary of every job written within the status window (unreadable or foreign files
+ * are skipped). Older files are only stat'ed: a data home full of finished tasks costs a job
+ * write next to nothing.
  */
 function recentJobSummaries(dataHome: string, nowMs: number): JobSummary[] {
   const cutoff = nowMs - STATUS_WINDOW_S * 1000;
@@ -59,15 +59,11 @@ function recentJobSummaries(dataHome: string, nowMs: number): JobSummary[] {
     const path = join(jobsDir(dataHome), id, 'job.json');
     try {
       if (statSync(path).mtimeMs < cutoff) return [];
-      const job = JSON.parse(readFileSync(path, 'utf8')) as Partial<JobSummary>;
-      const isValid =
-        typeof job.id === 'string' &&
-        typeof job.project === 'string' &&
-        TASK_STATES.includes(job.state as TaskState);
-      return isValid ? [job as JobSummary] : [];
     } catch {
       return [];
     }
+    const job = readJobSummary(path);
+    return job ? [job] : [];
   });
 }
 

@@ -39,19 +39,23 @@ export function readJobSummaries(dataHome: string): JobSummary[] {
     return [];
   }
   return ids.flatMap((id) => {
-    try {
-      const job = JSON.parse(
-        readFileSync(join(jobsDir(dataHome), id, 'job.json'), 'utf8'),
-      ) as Partial<JobSummary>;
-      const isValid =
-        typeof job.id === 'string' &&
-        typeof job.project === 'string' &&
-        TASK_STATES.includes(job.state as TaskState);
-      return isValid ? [job as JobSummary] : [];
-    } catch {
-      return [];
-    }
+    const job = readJobSummary(join(jobsDir(dataHome), id, 'job.json'));
+    return job ? [job] : [];
   });
+}
+
+/** One job file's summary; undefined when it is unreadable, half-written or not a job. */
+export function readJobSummary(path: string): JobSummary | undefined {
+  try {
+    const job = JSON.parse(readFileSync(path, 'utf8')) as Partial<JobSummary>;
+    const isValid =
+      typeof job.id === 'string' &&
+      typeof job.project === 'string' &&
+      TASK_STATES.includes(job.state as TaskState);
+    return isValid ? (job as JobSummary) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Finished states whose result the supervisor should review. */

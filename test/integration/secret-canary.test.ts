@@ -1,0 +1,151 @@
+/**
+ * The secret canary (issue 9): a stored key (entered through the CLI) and a key in an
+ * environment variable, then every tool, a task whose worker prints its environment, failing
+ * calls that echo the key back, and the CLI. Neither key may appear anywhere but in
+ * credentials.json and the Authorization header sent to its own endpoint.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
+import { REPO_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { settleWorkers } from '../helpers/processes.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+
+const STORED_KEY = 'sk-stored-canary-5e4d3c2b1a09f8e7d6c5';
+const ENV_KEY = 'sk-env-canary-0a1b2c3d4e5f6a7b8c9d';
+const LAUNCHER = join(REPO_ROOT, 'bin', 'delegate');
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+  initRepository(world.project, BROKEN_ADD_PROJECT);
+});
+afterEach(async () => {
+  await server?.close();
+  await settleWorkers(world.dataHome);
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+});
+
+const bash = (command: string): FakeReply => ({
+  toolUses: [{ name: 'run_bash', input: { command } }],
+});
+
+/** Replies by what the request is: the task's worker, an echoing failure, or a plain answer. */
+function respond(request: { body: { messages?: unknown } }): FakeReply {
+  const conversation = JSON.stringify(request.body.messages ?? '');
+  if (conversation.includes('echo the key')) {
+    return {
+      kind: 'error',
+      status: 401,
+      body: { error: { message: `bad key ${STORED_KEY} / ${ENV_KEY}` } },
+    };
+  }
+  if (!conversation.includes('Print your environment')) return { text: 'ok' };
+  const turns = (request.body.messages as Array<{ role: string }>).filter(
+    (message) => message.role === 'assistant',
+  ).length;
+  const steps: FakeReply[] = [
+    bash('env; cat /proc/self/environ | tr "\\0" "\\n"; cat /proc/$PPID/environ | tr "\\0" "\\n"'),
+    bash(`grep -r "sk-" "$HOME" "${world.dataHome}" 2>&1 | head -20; true`),
+    { text: 'Printed the environment; nothing else to do.' },
+  ];
+  return steps[turns] ?? { text: 'done' };
+}
+
+function cli(args: string[], input = '') {
+  const result = spawnSync(LAUNCHER, args, {
+    env: { ...world.env, ENV_KEY },
+    cwd: world.project,
+    input,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return `${result.stdout}${result.stderr}`;
+}
+
+it('a stored key and an environment key appear nowhere outside credentials.json', async () => {
+  fake = await startFakeProvider({ respond });
+  const price = { inputPerMTok: 0.1, outputPerMTok: 0.1 };
+  world.writeConfig({
+    defaultProfile: 'stored',
+    profiles: {
+      stored: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', price },
+      fromEnv: { format: 'anthropic', baseUrl: fake.url, model: 'm', apiKeyEnv: 'ENV_KEY', price },
+    },
+    budget: { dailyUsd: 5 },
+  });
+  const outputs: string[] = [cli(['provider-key', 'stored'], `${STORED_KEY}\n`)];
+
+  server = await startServer({ ...world.env, ENV_KEY });
+  const call = async (tool: string, args: Record<string, unknown>) => {
+    const result = await server!.callText(tool, args);
+    outputs.push(result.text);
+    return result.text;
+  };
+  await call('providers', { check: true });
+  await call('delegate', { task: 'hi' });
+  await call('delegate', { task: 'hi', profile: 'fromEnv' });
+  await call('delegate', { task: 'echo the key', profile: 'stored' });
+  await call('delegate', { task: 'echo the key', profile: 'fromEnv' });
+  await call('delegate_batch', {
+    jobs: [{ task: 'hi' }, { task: 'echo the key', profile: 'fromEnv' }],
+  });
+  await call('agents_list', {});
+  const started = await call('task_start', {
+    task: 'Print your environment',
+    test_command: 'env; node test.js',
+  });
+  const id = taskIdOf(started);
+  await call('task_progress', { task_id: id });
+  outputs.push(await pollTaskStatus(server, id, /done|failed|lost|timeout/));
+  await call('task_status', {});
+  await call('task_answer', { task_id: id, answer: 'thanks' });
+  await call('task_result', { task_id: id, include_patch: true });
+  await call('usage', {});
+  await call('provider_set', { name: 'stored', use: 'canary check' });
+  outputs.push(cli(['tasks']), cli(['usage']), cli(['doctor']), cli(['wait', id, '--json']));
+  // Every file of the data home as it is now (the task's files go with its cleanup below).
+  const credentials = join(world.dataHome, 'credentials.json');
+  const files = readdirSync(world.dataHome, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(world.dataHome, name))
+    .filter((path) => statSync(path).isFile() && path !== credentials)
+    .map((path) => [path, readFileSync(path, 'latin1')] as const);
+  await call('task_cleanup', { task_id: id });
+  await call('provider_remove', { name: 'fromEnv' });
+  outputs.push(server.stderr());
+
+  // The worker really printed its environment and searched HOME and the data home.
+  const workerSaw = fake.requests
+    .filter((request) => JSON.stringify(request.body).includes('Print your environment'))
+    .map((request) => JSON.stringify(request.body.messages));
+  expect(workerSaw.join('\n')).toContain('DELEGATE_TASK_ID');
+  // Keys went out only as credentials, to their own endpoint.
+  const sentKeys = fake.requests.map(
+    (request) => request.headers.authorization ?? request.headers['x-api-key'],
+  );
+  expect(sentKeys).toContain(`Bearer ${STORED_KEY}`);
+  expect(sentKeys).toContain(ENV_KEY);
+
+  const paths = files.map(([path]) => path);
+  for (const kind of ['ledger', 'events.jsonl', 'job.json', 'result.json', 'status'])
+    expect(paths.some((path) => path.includes(kind))).toBe(true);
+  const places = [
+    ...outputs.map((text, index) => [`output ${index}`, text] as const),
+    ...workerSaw.map((text, index) => [`worker request ${index}`, text] as const),
+    ...files,
+  ];
+  const leaks = places.filter(
+    ([, text]) => text.includes(STORED_KEY) || text.includes(ENV_KEY) || text.includes('sk-stored'),
+  );
+  expect(leaks.map(([where]) => where)).toEqual([]);
+  expect(places.length).toBeGreaterThan(30);
+}, 120_000);
