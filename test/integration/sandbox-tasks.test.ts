@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,6 +87,13 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(JSON.stringify(fake!.requests[2]!.body.messages)).toContain('Read-only file system');
     expect(existsSync(outside)).toBe(false);
     expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
+    // The server only checked the sandbox: none of its proxies' socat bridges outlive that.
+    const children = spawnSync('pgrep', ['-P', String(handle.pid)], { encoding: 'utf8' });
+    const commands = children.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '));
+    expect(commands.filter((command) => command.includes('socat'))).toEqual([]);
   });
 
   it('auto without a usable sandbox: the task runs and every line says it ran unsandboxed', async () => {

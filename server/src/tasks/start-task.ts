@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { findAgent, pluginRootFrom, type AgentDefinition } from '../agent/agents.ts';
-import { decideSandbox, sandboxForJob, taskAllowHosts } from '../agent/sandbox/index.ts';
+import {
+  decideSandbox,
+  sandboxForJob,
+  taskAllowHosts,
+  withSandboxLease,
+} from '../agent/sandbox/index.ts';
 import { turnBudget } from '../agent/turn-budget.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
 import { loadConfig } from '../config/load-config.ts';
@@ -59,7 +64,12 @@ export const TASK_DEFAULTS = {
  * Starts a task: checks the profile and agent, makes the worktree, runs the test command once
  * before any token is spent (preflight), then spawns the detached worker process and returns.
  */
-export async function startTask(input: StartTaskInput, context: EngineContext): Promise<JobFile> {
+export function startTask(input: StartTaskInput, context: EngineContext): Promise<JobFile> {
+  // The sandbox is checked, and runs the preflight, only while a start is in flight.
+  return withSandboxLease(() => startTaskNow(input, context));
+}
+
+async function startTaskNow(input: StartTaskInput, context: EngineContext): Promise<JobFile> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const agent = input.agent ? lookupAgent(input.agent, context) : undefined;
   const profile = await resolveProfile(

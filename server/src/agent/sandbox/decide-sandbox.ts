@@ -1,7 +1,7 @@
 import type { Environment } from '../../config/paths.ts';
 import type { SandboxMode } from '../../config/schema.ts';
 import { UserError } from '../../util/user-error.ts';
-import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
+import { checkSandbox, sandboxInstallHint, type SandboxCheck } from './os-sandbox.ts';
 
 export interface SandboxDecision {
   sandboxed: boolean;
@@ -16,7 +16,7 @@ export interface SandboxDecision {
  */
 export async function decideSandbox(mode: SandboxMode, env: Environment): Promise<SandboxDecision> {
   if (mode === 'off') return { sandboxed: false, note: 'sandbox is "off" in the configuration' };
-  const check = await checkSandbox(env);
+  const check = workingHere ?? (await checkOnce(env));
   if (check.isAvailable) {
     return check.warnings.length > 0
       ? { sandboxed: true, note: check.warnings.join('; ') }
@@ -30,4 +30,13 @@ export async function decideSandbox(mode: SandboxMode, env: Environment): Promis
     );
   }
   return { sandboxed: false, note: `${why} ${sandboxInstallHint()}` };
+}
+
+/** A sandbox that worked in this process once; a failure is checked again at the next task. */
+let workingHere: SandboxCheck | undefined;
+
+async function checkOnce(env: Environment): Promise<SandboxCheck> {
+  const check = await checkSandbox(env);
+  if (check.isAvailable) workingHere = check;
+  return check;
 }

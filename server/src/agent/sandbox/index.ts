@@ -7,6 +7,7 @@ export {
   sandboxInstallHint,
   type PreparedCommand,
   type SandboxCheck,
+  withSandboxLease,
 } from './os-sandbox.ts';
 export {
   SECRET_HOME_PATHS,

@@ -5,7 +5,7 @@ import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
 import type { Environment } from '../../config/paths.ts';
 import { errorMessage, UserError } from '../../util/user-error.ts';
 import type { SandboxPolicy } from './sandbox-policy.ts';
-import { closeSession, probeSession, startSession } from './sandbox-session.ts';
+import { closeSession, probeSession, startSession, withSessionLease } from './sandbox-session.ts';
 
 export { BWRAP_PATH_VARIABLE } from './sandbox-session.ts';
 
@@ -85,6 +85,7 @@ export async function prepareCommand(
  * alive): the worker calls it once the task is over so it can exit. A no-op when none started.
  */
 export const closeSandbox = closeSession;
+export const withSandboxLease = withSessionLease;
 
 /** What to tell a user whose machine has no usable sandbox. */
 export function sandboxInstallHint(platform: NodeJS.Platform = process.platform): string {

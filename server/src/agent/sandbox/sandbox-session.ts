@@ -38,6 +38,23 @@ export function probeSession(manager: Manager): Promise<void> {
   return session.probed;
 }
 
+let leases = 0;
+
+/**
+ * Runs `action` with the session kept open for it; the last lease out closes the session. For
+ * a process that only needs the sandbox now and then (the server checks it and runs the
+ * preflight at task_start): an open session's socat bridges would outlive that process.
+ */
+export async function withSessionLease<T>(action: () => Promise<T>): Promise<T> {
+  leases += 1;
+  try {
+    return await action();
+  } finally {
+    leases -= 1;
+    if (leases === 0) await closeSession();
+  }
+}
+
 /** Stops the session (its proxies and socat bridges would keep the process alive). */
 export async function closeSession(): Promise<void> {
   const ready = session.ready;
