@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readLedger } from '../../server/src/engine/ledger.ts';
 import { claudeBinary } from '../helpers/claude-cli.ts';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
 import {
@@ -151,6 +152,16 @@ describe('claude-cli engine fix rounds', () => {
       JSON.stringify(request.body.messages).includes('still fails'),
     );
     expect(JSON.stringify(fixRun?.body.messages)).toContain('add(2, 3) should be 5');
+    // One ledger line per CLI run, with the cost it reported; the task's cost is their sum.
+    const runs = readLedger(world.dataHome).filter((record) => record.taskId === id);
+    expect(runs.map((record) => [record.format, record.outcome])).toEqual([
+      ['claude-cli', 'ok'],
+      ['claude-cli', 'ok'],
+    ]);
+    const job = JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
+    const total = runs.reduce((sum, record) => sum + record.costUsd, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(job.costUsd).toBeCloseTo(total, 9);
   });
 });
 

@@ -1,15 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { workerEnv } from '../../agent/worker-tools/index.ts';
-import { loadConfig } from '../../config/load-config.ts';
+import { loadConfig, type ResolvedProfile } from '../../config/load-config.ts';
 import { slotsDir } from '../../config/paths.ts';
 import { endpointFor } from '../../config/profile-endpoint.ts';
 import { resolveProfile } from '../../config/resolve-profile.ts';
 import { isCliFormat } from '../../config/schema.ts';
+import { appendLedger } from '../../engine/ledger.ts';
 import { acquireSlot, type PoolSlot } from '../../engine/pool.ts';
 import { poolKeyOf, poolSizeOf } from '../../engine/pool-key.ts';
 import type { EngineContext } from '../../engine-context.ts';
 import { appendEvent, jobDir, type JobFile, type VerificationFacts } from '../job-store.ts';
+import { errorMessage } from '../../util/user-error.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { runTestCommand } from '../verify.ts';
 import type { CliEvent, CliFailure } from './cli-engine.ts';
@@ -77,13 +80,18 @@ export async function runCliTask(
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     appendEvent(dataHome, job.id, 'engine', `${engine.format}: ${binary}`);
     let step = 0;
+    /** What the finished runs cost, and what the current one has reported so far (absolute). */
+    const cost = { before: 0, run: 0 };
     const onEvent = (event: CliEvent) => {
       if (event.isStep) step += 1;
       if (event.activity) {
         appendEvent(dataHome, job.id, 'step', `${step}: ${event.activity}`);
         hooks.recordActivity(event.activity, event.isStep ? step : undefined);
       }
-      if (event.costUsd !== undefined) hooks.updateJob(() => ({ costUsd: event.costUsd }));
+      if (event.costUsd !== undefined) {
+        cost.run = event.costUsd;
+        hooks.updateJob(() => ({ costUsd: cost.before + cost.run }));
+      }
       if (event.filesTouched?.length) {
         const paths = event.filesTouched.map((path) =>
           isAbsolute(path) ? relative(job.workdir, path) : path,
@@ -99,6 +107,20 @@ export async function runCliTask(
       : engine.loginHint;
     /** One run of the CLI with `prompt`, to its end; its final message, or the task's error. */
     const runOnce = async (prompt: string): Promise<string> => {
+      const started = Date.now();
+      cost.run = 0;
+      try {
+        const answer = await runCliOnce(prompt);
+        await recordRun(dataHome, { job, profile, started, costUsd: cost.run });
+        return answer;
+      } catch (error) {
+        await recordRun(dataHome, { job, profile, started, costUsd: cost.run, error });
+        throw error;
+      } finally {
+        cost.before += cost.run;
+      }
+    };
+    const runCliOnce = async (prompt: string): Promise<string> => {
       const invocation = engine.invocation({
         prompt,
         profile,
@@ -164,6 +186,42 @@ export async function runCliTask(
   } finally {
     for (const slot of slots) await slot.release();
   }
+}
+
+/**
+ * One ledger line per CLI run, with the cost the CLI reported (tokens are not reported by
+ * every CLI): `usage` and the daily budget see CLI work beside API calls.
+ */
+async function recordRun(
+  dataHome: string,
+  run: {
+    job: JobFile;
+    profile: ResolvedProfile;
+    started: number;
+    costUsd: number;
+    error?: unknown;
+  },
+): Promise<void> {
+  await appendLedger(dataHome, {
+    ts: new Date().toISOString(),
+    callId: randomUUID(),
+    profile: run.profile.name,
+    format: run.profile.format,
+    modelAsked: run.profile.model,
+    modelAnswered: '',
+    inputTokens: 0,
+    outputTokens: 0,
+    cachedInputTokens: 0,
+    reasoningTokens: 0,
+    costUsd: run.costUsd,
+    latencyMs: Date.now() - run.started,
+    outcome: run.error === undefined ? 'ok' : 'error',
+    attempts: 1,
+    taskId: run.job.id,
+    bytesSent: 0,
+    supervisorTokensAvoided: 0,
+    ...(run.error !== undefined ? { error: errorMessage(run.error) } : {}),
+  }).catch(() => undefined);
 }
 
 /** The CLI's failure as the task's error, its kind first; a throttle starts the shared cooldown. */
