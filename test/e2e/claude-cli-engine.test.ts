@@ -133,7 +133,7 @@ describe('claude-cli engine fix rounds', () => {
       { text: 'Now add() adds; node test.js passes.' },
     ];
     const handle = await startWith((request) =>
-      JSON.stringify(request.body.messages).includes('still fails (exit 1)')
+      JSON.stringify(request.body.messages).includes('failed with exit code 1')
         ? byAssistantTurn(fixSteps(request))(request)
         : byAssistantTurn([{ text: 'Done, I think.' }])(request),
     );
@@ -149,7 +149,7 @@ describe('claude-cli engine fix rounds', () => {
     expect(result.text).toContain('Now add() adds; node test.js passes.');
     // The second run was told what failed.
     const fixRun = fake!.requests.find((request) =>
-      JSON.stringify(request.body.messages).includes('still fails'),
+      JSON.stringify(request.body.messages).includes('failed with exit code'),
     );
     expect(JSON.stringify(fixRun?.body.messages)).toContain('add(2, 3) should be 5');
     // One ledger line per CLI run, with the cost it reported; the task's cost is their sum.

@@ -4,8 +4,13 @@
  * conversation for another attempt. The facts of every run are kept; the last one is the
  * verdict.
  */
-import type { VerificationFacts } from './job-store.ts';
-import { isBrokenRunner } from './verify.ts';
+import type { SandboxPolicy } from '../agent/sandbox/index.ts';
+import { workerEnv } from '../agent/worker-tools/index.ts';
+import type { Environment } from '../config/paths.ts';
+import { appendEvent, type JobFile, type VerificationFacts } from './job-store.ts';
+import { isBrokenRunner, runTestCommand } from './verify.ts';
+
+const VERIFY_TIMEOUT_MS = 600_000;
 
 /** Output of a failing run shown to the worker: the tail, where test runners put the failures. */
 const FEEDBACK_TAIL_CHARS = 4_000;
@@ -64,6 +69,41 @@ export function createFixRounds(options: {
     },
     failedAttempts: () => runs.slice(0, -1),
   };
+}
+
+/**
+ * The fix rounds of a task with a test command, whatever runs its work (the builtin loop or a
+ * CLI engine): each run of the tests is shown as the task's activity and logged as an event.
+ */
+export function createTaskFixRounds(
+  job: JobFile & { testCommand: string },
+  options: {
+    dataHome: string;
+    env: Environment;
+    sandbox?: SandboxPolicy;
+    turnsPerRound: number;
+    signal: AbortSignal;
+    onActivity(activity: string): void;
+  },
+): FixRounds {
+  return createFixRounds({
+    command: job.testCommand,
+    rounds: job.fixRounds ?? 0,
+    turnsPerRound: options.turnsPerRound,
+    runTests: async () => {
+      options.onActivity(`verifying: ${job.testCommand}`);
+      const facts = await runTestCommand(
+        job.testCommand,
+        job.workdir,
+        workerEnv(options.env),
+        VERIFY_TIMEOUT_MS,
+        options.sandbox,
+      );
+      appendEvent(options.dataHome, job.id, 'verify', `${facts.command} → exit ${facts.exitCode}`);
+      return facts;
+    },
+    mayContinue: () => !options.signal.aborted,
+  });
 }
 
 function feedback(facts: VerificationFacts, round: number, rounds: number): string {

@@ -24,16 +24,13 @@ import { currentProcessIdentity } from '../util/process-identity.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { finishTask, type Outcome } from './finish-task.ts';
 import { CliTaskError, runCliTask } from './cli-engines/index.ts';
-import { createFixRounds } from './fix-rounds.ts';
+import { createTaskFixRounds } from './fix-rounds.ts';
 import { appendEvent, isTerminal, jobDir, readJob, updateJob, type JobFile } from './job-store.ts';
 import { takeMessages } from './mailbox.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { REVIEW_MAX_TURNS, reviewWork } from './review.ts';
-import { runTestCommand } from './verify.ts';
 import { workerPrompt } from './worker-prompt.ts';
 import { workingDiff } from './worktree.ts';
-
-const VERIFY_TIMEOUT_MS = 600_000;
 
 let ownUpdates: Promise<unknown> = Promise.resolve();
 
@@ -133,25 +130,19 @@ async function runTask(
       activity,
       lastEventAt: new Date().toISOString(),
     }));
-  const fixRounds = job.testCommand
-    ? createFixRounds({
-        command: job.testCommand,
-        rounds: job.fixRounds ?? 0,
-        turnsPerRound: turnsPerFixRound(job.maxTurns, job.fixRounds ?? 0),
-        runTests: async () => {
-          recordActivity(`verifying: ${job.testCommand}`);
-          const facts = await runTestCommand(
-            job.testCommand!,
-            job.workdir,
-            workerEnv(context.env),
-            VERIFY_TIMEOUT_MS,
-            sandbox,
-          );
-          appendEvent(dataHome, job.id, 'verify', `${facts.command} → exit ${facts.exitCode}`);
-          return facts;
+  const testCommand = job.testCommand;
+  const fixRounds = testCommand
+    ? createTaskFixRounds(
+        { ...job, testCommand },
+        {
+          dataHome,
+          env: context.env,
+          ...(sandbox ? { sandbox } : {}),
+          turnsPerRound: turnsPerFixRound(job.maxTurns, job.fixRounds ?? 0),
+          signal,
+          onActivity: (activity) => recordActivity(activity),
         },
-        mayContinue: () => !signal.aborted,
-      })
+      )
     : undefined;
   const outcome = await runAgentLoop({
     system: workerPrompt(job, agent?.body),

@@ -14,7 +14,7 @@ import type { EngineContext } from '../../engine-context.ts';
 import { appendEvent, jobDir, type JobFile, type VerificationFacts } from '../job-store.ts';
 import { errorMessage } from '../../util/user-error.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
-import { runTestCommand } from '../verify.ts';
+import { createTaskFixRounds } from '../fix-rounds.ts';
 import type { CliEvent, CliFailure } from './cli-engine.ts';
 import { DEFAULT_COOLDOWN_S, startCooldown, waitForStartTurn } from './cooldown.ts';
 import { findBinary } from './find-binary.ts';
@@ -23,7 +23,6 @@ import { runCliEngine } from './run-cli-engine.ts';
 
 /** CLI runs at once in one project. */
 const PROJECT_CAP = 2;
-const VERIFY_TIMEOUT_MS = 600_000;
 
 /** A CLI task that ended badly, with the task state it ends in. */
 export class CliTaskError extends Error {
@@ -164,20 +163,29 @@ export async function runCliTask(
       }
       return readFinalMessage(invocation.finalMessageFile) ?? run.finalText;
     };
+    const testCommand = job.testCommand;
+    const fixRounds = testCommand
+      ? createTaskFixRounds(
+          { ...job, testCommand },
+          {
+            dataHome,
+            env,
+            turnsPerRound: 0,
+            signal,
+            onActivity: (activity) => hooks.recordActivity(activity),
+          },
+        )
+      : undefined;
     let summary = await runOnce(cliPrompt(job));
-    let verification = job.testCommand ? await verifyWork(job, context, hooks) : undefined;
-    // Fix until green: each failing run goes back to a new run of the CLI, with its output.
-    const failedAttempts: VerificationFacts[] = [];
-    while (
-      verification &&
-      verification.exitCode !== 0 &&
-      failedAttempts.length < (job.fixRounds ?? 0)
-    ) {
-      failedAttempts.push(verification);
-      appendEvent(dataHome, job.id, 'fix-round', `${failedAttempts.length}`);
-      summary = await runOnce(fixPrompt(job, verification));
-      verification = await verifyWork(job, context, hooks);
+    // Fix until green: each failing test run goes to a new run of the CLI, with its output.
+    for (let next = await fixRounds?.afterAnswer(); next; next = await fixRounds?.afterAnswer()) {
+      appendEvent(dataHome, job.id, 'fix-round', `${fixRounds!.failedAttempts().length + 1}`);
+      summary = await runOnce(
+        `${cliPrompt(job)}\n\nYour previous attempt is in this directory.\n${next.message}`,
+      );
     }
+    const verification = await fixRounds?.finalFacts();
+    const failedAttempts = fixRounds?.failedAttempts() ?? [];
     return {
       summary,
       ...(verification ? { verification } : {}),
@@ -262,22 +270,6 @@ async function takeSlot(
   return slot;
 }
 
-async function verifyWork(
-  job: JobFile,
-  context: EngineContext,
-  hooks: CliTaskHooks,
-): Promise<VerificationFacts> {
-  hooks.recordActivity(`verifying: ${job.testCommand}`);
-  const facts = await runTestCommand(
-    job.testCommand!,
-    job.workdir,
-    workerEnv(context.env),
-    VERIFY_TIMEOUT_MS,
-  );
-  appendEvent(context.dataHome, job.id, 'verify', `${facts.command} → exit ${facts.exitCode}`);
-  return facts;
-}
-
 function readFinalMessage(path: string | undefined): string | undefined {
   if (!path) return undefined;
   try {
@@ -285,16 +277,6 @@ function readFinalMessage(path: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function fixPrompt(job: JobFile, facts: VerificationFacts): string {
-  return [
-    cliPrompt(job),
-    '',
-    `Your previous attempt is in this directory, but \`${facts.command}\` still fails (exit ${facts.exitCode}). Its output ends with:`,
-    facts.outputTail.slice(-4_000),
-    'Fix the cause, run it yourself, then summarise.',
-  ].join('\n');
 }
 
 function cliPrompt(job: JobFile): string {
