@@ -4,7 +4,7 @@
  * provider clients, globbing), which come in at the first tool call. Never import this
  * module statically from the server's start-up path.
  */
-export { listAgents, pluginRootFrom } from './agent/agents.ts';
+export { agentRootsFor, listAgents } from './agent/agents.ts';
 export { loadConfig } from './config/load-config.ts';
 export { runDelegation } from './delegation/run-delegation.ts';
 export { usageReport } from './engine/usage-report.ts';

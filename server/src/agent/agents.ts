@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,15 @@ export interface AgentRoots {
   projectDir: string;
   home: string;
   pluginRoot: string;
+}
+
+/** Where agents of `projectDir` are looked up: the project, the user's HOME, the plugin. */
+export function agentRootsFor(projectDir: string, env: Environment): AgentRoots {
+  return {
+    projectDir,
+    home: env.HOME?.trim() || homedir(),
+    pluginRoot: pluginRootFrom(env, import.meta.url),
+  };
 }
 
 /** One entry of `listAgents`: the winning definition, the tiers it hides, or why it failed. */

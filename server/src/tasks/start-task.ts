@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
-import { findAgent, pluginRootFrom, type AgentDefinition } from '../agent/agents.ts';
+import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
   decideSandbox,
   sandboxForJob,
@@ -79,7 +79,11 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
     context.discover,
   );
   const reviewProfile = input.definitionOfDone
-    ? pickReviewProfile(config, profile, findAgent('reviewer', agentRoots(context))?.profile)
+    ? pickReviewProfile(
+        config,
+        profile,
+        findAgent('reviewer', agentRootsFor(context.projectDir, context.env))?.profile,
+      )
     : undefined;
   const allowHosts = taskAllowHosts(profile.allowHosts, input.allowHosts);
   // A CLI engine must be installed before any worktree is made.
@@ -202,16 +206,8 @@ function confineWorkdir(project: string, workdir: string): string {
   return real;
 }
 
-function agentRoots(context: EngineContext) {
-  return {
-    projectDir: context.projectDir,
-    home: context.env.HOME ?? '',
-    pluginRoot: pluginRootFrom(context.env, import.meta.url),
-  };
-}
-
 function lookupAgent(name: string, context: EngineContext): AgentDefinition {
-  const agent = findAgent(name, agentRoots(context));
+  const agent = findAgent(name, agentRootsFor(context.projectDir, context.env));
   if (!agent)
     throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
   return agent;

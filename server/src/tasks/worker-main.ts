@@ -6,7 +6,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAgentLoop } from '../agent/agent-loop.ts';
-import { findAgent, pluginRootFrom } from '../agent/agents.ts';
+import { agentRootsFor, findAgent } from '../agent/agents.ts';
 import { TURN_BUDGET } from '../agent/turn-budget.ts';
 import { closeSandbox, sandboxForJob } from '../agent/sandbox/index.ts';
 import {
@@ -97,11 +97,7 @@ async function runTask(
     });
   }
   const directory = jobDir(dataHome, job.id);
-  const roots = {
-    projectDir: job.project,
-    home: context.env.HOME ?? '',
-    pluginRoot: pluginRootFrom(context.env, import.meta.url),
-  };
+  const roots = agentRootsFor(job.project, context.env);
   const agent = job.agent ? findAgent(job.agent.name, roots) : undefined;
   const allowed = agent?.tools;
   const tools = FILE_AND_SHELL_TOOLS.filter((tool) => !allowed || allowed.includes(tool.name));

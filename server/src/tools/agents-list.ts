@@ -1,5 +1,4 @@
 import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { z } from 'zod';
 import type { AgentRoots, ListedAgent } from '../agent/agents.ts';
@@ -26,18 +25,14 @@ export const agentsListTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { listAgents, pluginRootFrom } = await loadEngines();
+    const { agentRootsFor, listAgents } = await loadEngines();
     const projectDir = resolve(context.projectDir, input.workdir ?? '.');
     if (!isDirectory(projectDir)) {
       throw new UserError(
         `workdir ${projectDir} is not a directory: pass an existing project directory or omit it.`,
       );
     }
-    const roots: AgentRoots = {
-      projectDir,
-      home: context.env.HOME?.trim() || homedir(),
-      pluginRoot: pluginRootFrom(context.env, import.meta.url),
-    };
+    const roots = agentRootsFor(projectDir, context.env);
     return describeAgents(listAgents(roots), roots);
   },
 });
