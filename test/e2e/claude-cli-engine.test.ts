@@ -13,7 +13,7 @@ import {
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, git } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import { endTaskTest, liveProcesses } from '../helpers/processes.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
 const SECRET = 'sk-cc-secret-0123456789';
@@ -26,12 +26,9 @@ beforeEach(async () => {
   world.linkBinary('claude', await claudeBinary());
 });
 afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await fake?.close();
+  await endTaskTest(world, server, fake);
   server = undefined;
   fake = undefined;
-  world.cleanup();
 });
 
 /** The directory the CLI runs in, from the output of the first step's `pwd`. */

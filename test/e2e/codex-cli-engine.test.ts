@@ -11,7 +11,7 @@ import {
 } from '../helpers/fake-provider.ts';
 import { git } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { endTaskTest } from '../helpers/processes.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 import { workerCliBinary } from '../helpers/worker-cli.ts';
 
@@ -27,12 +27,9 @@ beforeEach(async () => {
   world.linkBinary('codex', codex);
 }, 300_000);
 afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await fake?.close();
+  await endTaskTest(world, server, fake);
   server = undefined;
   fake = undefined;
-  world.cleanup();
 });
 
 /** Codex turns: how many tool results the request already carries. */

@@ -6,7 +6,7 @@ import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
 import { startFakeGemini, type FakeGemini, type GeminiReply } from '../helpers/fake-gemini.ts';
 import { FIXED_ADD, git } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { endTaskTest } from '../helpers/processes.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 import { workerCliBinary } from '../helpers/worker-cli.ts';
 
@@ -22,12 +22,9 @@ beforeEach(async () => {
   world.linkBinary('gemini', gemini);
 }, 300_000);
 afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await fake?.close();
+  await endTaskTest(world, server, fake);
   server = undefined;
   fake = undefined;
-  world.cleanup();
 });
 
 async function startWith(steps: GeminiReply[]): Promise<ServerHandle> {

@@ -66,3 +66,19 @@ export async function settleWorkers(dataHome: string, timeoutMs = 10_000): Promi
   }
   for (const pid of running) killQuietly(-pid);
 }
+
+/**
+ * The end of a test that ran tasks, in the order that leaves nothing behind: the server (no
+ * new workers), its workers (they may still be salvaging), the fakes they called, then the
+ * temp dirs.
+ */
+export async function endTaskTest(
+  world: { dataHome: string; cleanup(): void },
+  server: { close(): Promise<unknown> } | undefined,
+  ...fakes: Array<{ close(): Promise<unknown> } | undefined>
+): Promise<void> {
+  await server?.close();
+  await settleWorkers(world.dataHome);
+  for (const fake of fakes) await fake?.close();
+  world.cleanup();
+}

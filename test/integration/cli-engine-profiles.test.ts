@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import { endTaskTest, liveProcesses } from '../helpers/processes.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 
 let world: CliWorld;
@@ -17,10 +17,8 @@ beforeEach(() => {
   });
 });
 afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
+  await endTaskTest(world, server);
   server = undefined;
-  world.cleanup();
 });
 
 describe('CLI-engine profiles', () => {

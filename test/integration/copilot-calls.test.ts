@@ -25,7 +25,7 @@ import {
 } from '../helpers/fake-github.ts';
 import { initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { endTaskTest } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 
@@ -53,12 +53,8 @@ beforeEach(async () => {
   world.writeConfig({ profiles: { cp: { format: 'copilot', model: 'gpt-4.1' } } });
 });
 afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await github.close();
-  await chat.close();
+  await endTaskTest(world, server, github, chat);
   server = undefined;
-  world.cleanup();
 });
 
 const exchanges = () => github.to('GET /copilot_internal/v2/token');

@@ -10,7 +10,7 @@ import {
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { endTaskTest } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
@@ -25,12 +25,9 @@ beforeEach(() => {
   initRepository(world.project, BROKEN_ADD_PROJECT);
 });
 afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await fake?.close();
+  await endTaskTest(world, server, fake);
   server = undefined;
   fake = undefined;
-  world.cleanup();
 }, 30_000);
 
 const bash = (command: string): FakeReply => ({

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
 import { REPO_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { endTaskTest } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
@@ -27,12 +27,9 @@ beforeEach(() => {
   initRepository(world.project, BROKEN_ADD_PROJECT);
 });
 afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await fake?.close();
+  await endTaskTest(world, server, fake);
   server = undefined;
   fake = undefined;
-  world.cleanup();
 });
 
 const bash = (command: string): FakeReply => ({
