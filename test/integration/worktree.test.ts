@@ -10,13 +10,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createWorktree,
   describeChanges,
   isGitRepository,
   mergeInstructions,
+  recordGit,
   removeWorktree,
   repositoryRoot,
   snapshotWork,
@@ -93,10 +94,12 @@ describe('repository queries', () => {
     expect(await isGitRepository(repo)).toBe(true);
     expect(await isGitRepository(root)).toBe(false);
     expect(await repositoryRoot(repo)).toBe(repo);
-    expect(await describeChanges(root)).toBeUndefined();
-    expect(await describeChanges(repo)).toEqual({ filesChanged: [], diffstat: '' });
+    const recorded = await recordGit(repo);
+    expect(recorded).toMatchObject({ gitDir: join(repo, '.git'), commonDir: join(repo, '.git') });
+    expect(recorded.pointer).toBeUndefined();
+    expect(await describeChanges(recorded)).toEqual({ filesChanged: [], diffstat: '' });
     workerEdits(repo);
-    const facts = await describeChanges(repo);
+    const facts = await describeChanges(recorded);
     expect(facts?.filesChanged).toEqual([
       { status: 'A', path: 'added.txt' },
       { status: 'D', path: 'gone.txt' },
@@ -114,7 +117,14 @@ describe('worktree lifecycle', () => {
   it('creates the worktree on a new branch without touching the main checkout', async () => {
     const main = run(repo, 'rev-parse', 'main');
     const created = await start();
-    expect(created).toEqual({ path: worktreePath, branch: BRANCH, baseCommit: main });
+    expect(created).toMatchObject({ path: worktreePath, branch: BRANCH, baseCommit: main });
+    expect(created.git).toMatchObject({
+      gitDir: join(repo, '.git', 'worktrees', basename(worktreePath)),
+      commonDir: join(repo, '.git'),
+      workTree: worktreePath,
+      startCommit: main,
+    });
+    expect(created.git.pointer).toBe(readFileSync(join(worktreePath, '.git'), 'utf8'));
     expect(readFileSync(join(worktreePath, 'keep.txt'), 'utf8')).toBe('line 1\nline 2\n');
     expect(run(repo, 'rev-parse', BRANCH)).toBe(main);
     expect(run(repo, 'branch', '--show-current')).toBe('main');
@@ -123,10 +133,10 @@ describe('worktree lifecycle', () => {
   });
 
   it('snapshots modified, added, deleted and binary files into a patch that applies', async () => {
-    const { baseCommit } = await start();
+    const { baseCommit, git: repository } = await start();
     workerEdits(worktreePath);
     const patchPath = join(root, 'data', 'jobs', 't_abc123', 'patch.diff');
-    const options = { worktreePath, baseCommit, message: 'delegate: t_abc123', patchPath };
+    const options = { repository, baseCommit, message: 'delegate: t_abc123', patchPath };
     const first = await snapshotWork(options);
 
     expect(first.filesChanged).toEqual([
@@ -157,9 +167,9 @@ describe('worktree lifecycle', () => {
   });
 
   it('keeps commits the worker made and reports a worktree without changes as empty', async () => {
-    const { baseCommit } = await start();
+    const { baseCommit, git: repository } = await start();
     const patchPath = join(root, 'patch.diff');
-    const options = { worktreePath, baseCommit, message: 'salvage', patchPath };
+    const options = { repository, baseCommit, message: 'salvage', patchPath };
     expect(await snapshotWork(options)).toEqual({
       commit: undefined,
       filesChanged: [],
@@ -202,10 +212,10 @@ describe('worktree lifecycle', () => {
   });
 
   it('removes the worktree, keeping an unmerged branch unless it was merged', async () => {
-    const { baseCommit } = await start();
+    const { baseCommit, git: repository } = await start();
     workerEdits(worktreePath);
     const patchPath = join(root, 'patch.diff');
-    await snapshotWork({ worktreePath, baseCommit, message: 'work', patchPath });
+    await snapshotWork({ repository, baseCommit, message: 'work', patchPath });
     run(repo, 'branch', 'unrelated');
     const removal = { repoDir: repo, worktreePath, branch: BRANCH };
 

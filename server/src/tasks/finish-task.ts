@@ -4,10 +4,12 @@ import { withFileLock } from '../engine/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { TaskState } from './job-file.ts';
+import { gitMetadataTampering, repositoryDamage } from './git-integrity.ts';
 import {
   appendEvent,
   isTerminal,
   jobDir,
+  readJob,
   updateJob,
   type JobFile,
   type ReviewFacts,
@@ -49,12 +51,19 @@ export interface Outcome {
  * Ends a task once: the first caller to move it to a terminal state wins (the worker finishing,
  * or the server cancelling or finding it dead); then its work is salvaged to the branch and
  * patch, and result.json is written. Returns undefined when the task had already ended.
+ * A task whose worker tampered with git metadata or damaged the repository ends `failed`
+ * whatever it reported, and tampered work is never salvaged (git would act on the worker's
+ * metadata); the worktree stays for inspection.
  */
 export async function finishTask(
   dataHome: string,
   id: string,
-  outcome: Outcome,
+  reported: Outcome,
 ): Promise<JobFile | undefined> {
+  const before = readJob(dataHome, id);
+  if (isTerminal(before.state)) return undefined;
+  const gitProblems = await checkGit(before);
+  const outcome = withGitProblems(reported, gitProblems, before);
   let won = false;
   const verdict =
     outcome.state !== 'done'
@@ -77,6 +86,7 @@ export async function finishTask(
       ...(outcome.verification ? { verification: outcome.verification } : {}),
       ...(outcome.failedAttempts?.length ? { failedAttempts: outcome.failedAttempts } : {}),
       ...(outcome.review ? { review: outcome.review } : {}),
+      ...(gitProblems ? { gitProblems } : {}),
     };
   });
   if (!won) return undefined;
@@ -88,6 +98,34 @@ export async function finishTask(
   );
   await ensureResult(dataHome, job);
   return job;
+}
+
+/** What the worker did to git metadata and the repository; undefined outside git or when all is well. */
+async function checkGit(job: JobFile): Promise<JobFile['gitProblems']> {
+  if (!job.git) return undefined;
+  const tampered = await gitMetadataTampering(job.git, job.workdir, job.nestedGitAtStart);
+  const damaged = await repositoryDamage(job.git);
+  return tampered.length + damaged.length > 0 ? { tampered, damaged } : undefined;
+}
+
+function withGitProblems(
+  outcome: Outcome,
+  problems: JobFile['gitProblems'],
+  job: JobFile,
+): Outcome {
+  if (!problems) return outcome;
+  const what = [
+    ...(problems.tampered.length
+      ? [
+          `tampered git metadata: ${problems.tampered.join('; ')}. The work was not salvaged; ${job.worktreePath ? `the worktree ${job.worktreePath} is kept for inspection` : 'inspect the directory before running git there'}`,
+        ]
+      : []),
+    ...(problems.damaged.length
+      ? [`the task damaged the repository ${job.git?.commonDir}: ${problems.damaged.join('; ')}`]
+      : []),
+  ].join('. ');
+  const error = outcome.error ? `${what}. Also: ${outcome.error}` : what;
+  return { ...outcome, state: outcome.state === 'done' ? 'failed' : outcome.state, error };
 }
 
 /**
@@ -129,17 +167,15 @@ async function writeResult(dataHome: string, job: JobFile, path: string): Promis
 }
 
 async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResultFile>> {
+  if (!job.git) return {};
+  if (job.gitProblems?.tampered.length) {
+    return { salvageError: 'not salvaged: the git metadata was tampered with' };
+  }
   try {
-    if (
-      job.isolation === 'worktree' &&
-      job.baseCommit &&
-      job.repoDir &&
-      job.branch &&
-      job.worktreePath
-    ) {
+    if (job.isolation === 'worktree' && job.baseCommit && job.repoDir && job.branch) {
       const patchPath = join(jobDir(dataHome, job.id), 'patch.diff');
       const snapshot = await snapshotWork({
-        worktreePath: job.worktreePath,
+        repository: job.git,
         baseCommit: job.baseCommit,
         message: `delegate ${job.id}: ${job.task.split('\n')[0]?.slice(0, 60) ?? ''}`,
         patchPath,
@@ -156,8 +192,7 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
         }),
       };
     }
-    const changes = await describeChanges(job.workdir);
-    return changes ? { ...changes, patchBytes: 0 } : {};
+    return { ...(await describeChanges(job.git)), patchBytes: 0 };
   } catch (error) {
     return { salvageError: errorMessage(error) };
   }

@@ -7,57 +7,94 @@ const execFileAsync = promisify(execFile);
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 
 /**
- * Variables that would point git at another repository or index than the directory it runs
- * in: set when the server itself is started from a git hook or `git rebase --exec`.
+ * Settings on every call, given on the command line (the highest precedence, and passed on to
+ * every git the call starts, a nested repository's included) so that no configuration file can
+ * make git run a command: no hooks, no fsmonitor, no ssh/editor/pager or credential helper,
+ * no signing, no background maintenance, no transport; submodules are never entered (a
+ * repository a worker planted below the task directory would run its own config). Diffs add
+ * `--no-ext-diff --no-textconv` ({@link PLAIN_DIFF}). Paths stay unquoted.
  */
-const REDIRECTING_VARIABLES = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_COMMON_DIR',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_PREFIX',
-  'GIT_NAMESPACE',
+const HARDENED_CONFIG: ReadonlyArray<readonly [string, string]> = [
+  ['core.hooksPath', '/dev/null'],
+  ['core.fsmonitor', 'false'],
+  ['core.sshCommand', 'false'],
+  ['core.editor', 'false'],
+  ['sequence.editor', 'false'],
+  ['core.pager', 'cat'],
+  ['credential.helper', ''],
+  ['commit.gpgSign', 'false'],
+  ['tag.gpgSign', 'false'],
+  ['gc.auto', '0'],
+  ['maintenance.auto', 'false'],
+  ['submodule.recurse', 'false'],
+  ['diff.ignoreSubmodules', 'all'],
+  ['status.submoduleSummary', 'false'],
+  ['protocol.allow', 'never'],
+  ['core.quotePath', 'false'],
 ];
+const HARDENED_ARGS = HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+
+/** Config keys that {@link HARDENED_CONFIG} pins: tests check each against a planted config. */
+export const HARDENED_KEYS = HARDENED_CONFIG.map(([key]) => key);
 
 /**
- * Settings on every call: repository hooks never run (a failing pre-commit hook must not lose
- * a worker's work), commits are never signed (no passphrase prompt) and paths stay unquoted.
+ * Where a task's repository is, recorded when the task starts and given to git explicitly on
+ * every later call: git never discovers it again from a `.git` file or folder that the worker
+ * could have replaced.
  */
-const FIXED_CONFIG = [
-  '-c',
-  'core.hooksPath=/dev/null',
-  '-c',
-  'commit.gpgSign=false',
-  '-c',
-  'core.quotePath=false',
-];
-
-export interface GitOptions {
-  /** Variables added to (or overriding) the server's environment for this call. */
-  env?: Record<string, string>;
+export interface PinnedRepository {
+  /** `--git-dir`: the repository's (or the worktree's own) git directory, real path. */
+  gitDir: string;
+  /** `--work-tree`: the top of the checkout, real path. */
+  workTree: string;
 }
 
+export interface GitOptions {
+  /** Variables added for this call (identity, a scratch index). */
+  env?: Record<string, string>;
+  /** Run against this repository rather than the one git would find from cwd. */
+  repository?: PinnedRepository;
+  /** Kill git after this long (a bounded check); the call then fails. */
+  timeoutMs?: number;
+}
+
+/**
+ * git's environment: the server's, without every `GIT_*` variable (they can point git at
+ * another repository or index, add configuration, or name programs to run), without system
+ * configuration, and never prompting.
+ */
 function gitEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of REDIRECTING_VARIABLES) delete env[name];
-  return { ...env, GIT_TERMINAL_PROMPT: '0', ...extra };
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!name.startsWith('GIT_')) env[name] = value;
+  }
+  return { ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...extra };
+}
+
+function pinnedArgs(repository: PinnedRepository | undefined): string[] {
+  return repository ? [`--git-dir=${repository.gitDir}`, `--work-tree=${repository.workTree}`] : [];
 }
 
 /** Runs `git <args>` in cwd (no shell) and returns stdout; a failure throws with git's stderr. */
 export async function git(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
   try {
-    const { stdout } = await execFileAsync('git', [...FIXED_CONFIG, ...args], {
-      cwd,
-      env: gitEnvironment(options.env),
-      maxBuffer: MAX_OUTPUT_BYTES,
-      encoding: 'utf8',
-    });
+    const { stdout } = await execFileAsync(
+      'git',
+      [...HARDENED_ARGS, ...pinnedArgs(options.repository), ...args],
+      {
+        cwd,
+        env: gitEnvironment(options.env),
+        maxBuffer: MAX_OUTPUT_BYTES,
+        encoding: 'utf8',
+        ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' } : {}),
+      },
+    );
     return stdout;
   } catch (error) {
-    const failure = error as NodeJS.ErrnoException & { stderr?: string };
-    const detail = failure.stderr?.trim() || failure.message;
+    const failure = error as NodeJS.ErrnoException & { stderr?: string; killed?: boolean };
+    const detail = failure.killed
+      ? `stopped after ${Math.round((options.timeoutMs ?? 0) / 1000)} s`
+      : failure.stderr?.trim() || failure.message;
     const hint =
       failure.code === 'ENOENT' ? ' (is git installed and does the directory exist?)' : '';
     throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${detail}${hint}`, { cause: error });
@@ -78,10 +115,18 @@ export async function tryGit(
 }
 
 /** The commit a revision names, or undefined when it names none. */
-export async function resolveCommit(cwd: string, revision: string): Promise<string | undefined> {
+export async function resolveCommit(
+  cwd: string,
+  revision: string,
+  options: GitOptions = {},
+): Promise<string | undefined> {
   // A revision starting with '-' would be read as an option.
   if (revision.startsWith('-')) return undefined;
-  const output = await tryGit(cwd, ['rev-parse', '--verify', '--quiet', `${revision}^{commit}`]);
+  const output = await tryGit(
+    cwd,
+    ['rev-parse', '--verify', '--quiet', `${revision}^{commit}`],
+    options,
+  );
   return output?.trim() || undefined;
 }
 
@@ -122,7 +167,12 @@ export interface ChangeFacts {
 }
 
 /** Options that keep user config (colour, external diff tools, prefixes) out of the output. */
-export const PLAIN_DIFF = ['--no-color', '--no-ext-diff', '--no-textconv'];
+export const PLAIN_DIFF = [
+  '--no-color',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--ignore-submodules=all',
+];
 
 /**
  * Files changed and a diffstat between `from` and `to` (or the working tree when `to` is
@@ -154,15 +204,24 @@ export async function diffFacts(
 }
 
 /** Writes a patch that `git apply` takes whatever the user's diff settings are. */
-export async function writePatch(cwd: string, revisions: string[], patchPath: string) {
-  await git(cwd, [
-    'diff',
-    ...PLAIN_DIFF,
-    '--binary',
-    '--src-prefix=a/',
-    '--dst-prefix=b/',
-    `--output=${patchPath}`,
-    ...revisions,
-    '--',
-  ]);
+export async function writePatch(
+  cwd: string,
+  revisions: string[],
+  patchPath: string,
+  options: GitOptions = {},
+) {
+  await git(
+    cwd,
+    [
+      'diff',
+      ...PLAIN_DIFF,
+      '--binary',
+      '--src-prefix=a/',
+      '--dst-prefix=b/',
+      `--output=${patchPath}`,
+      ...revisions,
+      '--',
+    ],
+    options,
+  );
 }

@@ -7,6 +7,7 @@ import { refreshStatusLines } from '../statusline/refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import type { JobSummary, TaskState } from './job-file.ts';
+import type { RecordedGit } from './worktree.ts';
 
 /** Facts from running a test command: never the model's claim. */
 export interface VerificationFacts {
@@ -34,6 +35,15 @@ export interface JobFile extends JobSummary {
   repoDir?: string;
   /** The worktree's root (workdir may be a folder inside it). */
   worktreePath?: string;
+  /**
+   * Where the task's git metadata was at its start (absent outside a repository): every git
+   * call of the product names it, and the task's end checks it is unchanged.
+   */
+  git?: RecordedGit;
+  /** `.git` entries already inside the task directory at its start (relative to it). */
+  nestedGitAtStart?: string[];
+  /** What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`). */
+  gitProblems?: { tampered: string[]; damaged: string[] };
   branch?: string;
   baseCommit?: string;
   testCommand?: string;

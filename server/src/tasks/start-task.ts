@@ -32,7 +32,8 @@ import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
-import { createWorktree, isGitRepository, repositoryRoot } from './worktree.ts';
+import { findGitMetadata } from './git-integrity.ts';
+import { createWorktree, isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
 
 export interface StartTaskInput {
   task: string;
@@ -101,7 +102,7 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
   const place =
     isolation === 'worktree'
       ? await makeWorktree(id, workdir, input.baseBranch, context)
-      : { workdir };
+      : await inPlace(workdir);
   const now = new Date().toISOString();
   const job: JobFile = {
     id,
@@ -218,7 +219,9 @@ async function makeWorktree(
   workdir: string,
   baseBranch: string | undefined,
   context: EngineContext,
-): Promise<Pick<JobFile, 'workdir' | 'repoDir' | 'worktreePath' | 'branch' | 'baseCommit'>> {
+): Promise<
+  Pick<JobFile, 'workdir' | 'repoDir' | 'worktreePath' | 'branch' | 'baseCommit' | 'git'>
+> {
   const repoDir = await repositoryRoot(workdir);
   const worktreePath = join(context.dataHome, 'worktrees', basename(repoDir), id);
   const created = await createWorktree({
@@ -233,7 +236,20 @@ async function makeWorktree(
     worktreePath: created.path,
     branch: created.branch,
     baseCommit: created.baseCommit,
+    git: created.git,
   };
+}
+
+/**
+ * An in-place task in a repository: where its git metadata is, and the repositories already
+ * inside its directory (the user's own; any other one at the end was made by the worker).
+ */
+async function inPlace(
+  workdir: string,
+): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart'>> {
+  if (!(await isGitRepository(workdir))) return { workdir };
+  const nested = await findGitMetadata(workdir);
+  return { workdir, git: await recordGit(workdir), nestedGitAtStart: nested.paths };
 }
 
 /** The worker runs detached in its own process group, so it outlives the server and can be killed whole. */

@@ -176,7 +176,7 @@ async function runTask(
           profile: job.reviewProfile,
           maxTurns: REVIEW_MAX_TURNS,
           agent: findAgent('reviewer', roots),
-          diff: await workingDiff(job.workdir, job.baseCommit),
+          diff: job.git ? await workingDiff(job.git, job.baseCommit) : undefined,
           verification,
           toolContext,
           callModel: (request) => callForTask(job.id, request, context, signal, job.reviewProfile),

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import {
@@ -11,10 +11,11 @@ import {
   workerIdentity,
   writePatch,
   type ChangeFacts,
+  type PinnedRepository,
 } from './git.ts';
 import { errorMessage } from '../util/user-error.ts';
 
-export type { ChangeFacts, FileChange } from './git.ts';
+export type { ChangeFacts, FileChange, PinnedRepository } from './git.ts';
 
 export async function isGitRepository(dir: string): Promise<boolean> {
   return (await tryGit(dir, ['rev-parse', '--is-inside-work-tree']))?.trim() === 'true';
@@ -23,6 +24,39 @@ export async function isGitRepository(dir: string): Promise<boolean> {
 /** Top of the repository containing dir (realpath). */
 export async function repositoryRoot(dir: string): Promise<string> {
   return realpath((await git(dir, ['rev-parse', '--show-toplevel'])).trim());
+}
+
+/**
+ * Where a task's git metadata is, taken once when the task starts (before any worker ran):
+ * every later git call of the product names these instead of discovering them again.
+ */
+export interface RecordedGit extends PinnedRepository {
+  /** The shared repository (objects, refs, config): `gitDir` itself outside a linked worktree. */
+  commonDir: string;
+  /** The text of the checkout's `.git` file when it is one (a linked worktree's pointer). */
+  pointer?: string;
+  /** HEAD's commit at the start; absent in a repository without commits. */
+  startCommit?: string;
+}
+
+/** Records where the repository containing dir keeps its metadata (real paths). */
+export async function recordGit(dir: string): Promise<RecordedGit> {
+  const [gitDir = '', commonDir = '', workTree = ''] = (
+    await git(dir, ['rev-parse', '--absolute-git-dir', '--git-common-dir', '--show-toplevel'])
+  ).split('\n');
+  const top = await realpath(workTree);
+  const recorded: RecordedGit = {
+    gitDir: await realpath(gitDir),
+    commonDir: await realpath(resolve(dir, commonDir)),
+    workTree: top,
+  };
+  const pointer = await readFile(join(top, '.git'), 'utf8').catch(() => undefined);
+  const startCommit = await resolveCommit(dir, 'HEAD', { repository: recorded });
+  return {
+    ...recorded,
+    ...(pointer !== undefined ? { pointer } : {}),
+    ...(startCommit ? { startCommit } : {}),
+  };
 }
 
 /** The worktree's absolute path with symlinks in its parent resolved; parents are created. */
@@ -47,7 +81,7 @@ export async function createWorktree(options: {
   worktreePath: string;
   branch: string;
   baseRef?: string;
-}): Promise<{ path: string; branch: string; baseCommit: string }> {
+}): Promise<{ path: string; branch: string; baseCommit: string; git: RecordedGit }> {
   const { branch, baseRef = 'HEAD' } = options;
   const root = await repositoryRoot(options.repoDir);
   await assertBranchName(root, branch);
@@ -60,7 +94,8 @@ export async function createWorktree(options: {
   }
   const path = await prepareWorktreePath(root, options.worktreePath);
   await git(root, ['worktree', 'add', '--quiet', '-b', branch, path, baseCommit]);
-  return { path: await realpath(path), branch, baseCommit };
+  const created = await realpath(path);
+  return { path: created, branch, baseCommit, git: await recordGit(created) };
 }
 
 /**
@@ -70,73 +105,79 @@ export async function createWorktree(options: {
  * `commit` is the tip of the work (HEAD), undefined while HEAD is still baseCommit.
  */
 export async function snapshotWork(options: {
-  worktreePath: string;
+  repository: PinnedRepository;
   baseCommit: string;
   message: string;
   patchPath: string;
 }): Promise<ChangeFacts & { commit: string | undefined; patchBytes: number }> {
-  const { worktreePath: cwd, baseCommit, patchPath } = options;
-  await git(cwd, ['add', '--all']);
-  const staged = await git(cwd, ['diff', '--cached', '--name-only', '-z']);
+  const { repository, baseCommit, patchPath } = options;
+  const cwd = repository.workTree;
+  const pinned = { repository };
+  await git(cwd, ['add', '--all'], pinned);
+  const staged = await git(cwd, ['diff', '--cached', '--name-only', '-z'], pinned);
   if (staged !== '') {
     const message = options.message.trim() || 'delegate: work of the worker';
-    await git(cwd, ['commit', '--quiet', '--no-verify', '-m', message], { env: workerIdentity() });
+    await git(cwd, ['commit', '--quiet', '--no-verify', '-m', message], {
+      ...pinned,
+      env: workerIdentity(),
+    });
   }
-  const head = await resolveCommit(cwd, 'HEAD');
+  const head = await resolveCommit(cwd, 'HEAD', pinned);
   const revisions = [baseCommit, 'HEAD'];
   await mkdir(dirname(patchPath), { recursive: true });
-  await writePatch(cwd, revisions, patchPath);
-  const facts = await diffFacts(cwd, revisions);
+  await writePatch(cwd, revisions, patchPath, pinned);
+  const facts = await diffFacts(cwd, revisions, pinned);
   const { size } = await stat(patchPath);
   return { commit: head === baseCommit ? undefined : head, ...facts, patchBytes: size };
 }
 
 /**
- * The same facts for a plain directory task (isolation none): undefined outside a repository;
- * in one, files changed vs HEAD (untracked files as additions) and a diffstat, without
- * committing or touching the index the user works with.
+ * The same facts for a plain directory task (isolation none) in a repository: files changed vs
+ * HEAD (untracked files as additions) and a diffstat, without committing or touching the index
+ * the user works with.
  */
-export async function describeChanges(dir: string): Promise<ChangeFacts | undefined> {
-  if (!(await isGitRepository(dir))) return undefined;
-  const root = await repositoryRoot(dir);
-  const base = await headOrEmptyTree(root);
-  return withScratchIndex(root, (env) => diffFacts(root, [base], { env }));
+export async function describeChanges(repository: PinnedRepository): Promise<ChangeFacts> {
+  const base = await headOrEmptyTree(repository);
+  return withScratchIndex(repository, (options) => diffFacts(repository.workTree, [base], options));
 }
 
 /**
- * The text diff of the working tree of `dir` (untracked files included, ignored ones not)
- * against `base` (default HEAD), without committing or touching the real index; undefined
- * outside a repository.
+ * The text diff of the checkout (untracked files included, ignored ones not) against `base`
+ * (default HEAD), without committing or touching the real index.
  */
-export async function workingDiff(dir: string, base?: string): Promise<string | undefined> {
-  if (!(await isGitRepository(dir))) return undefined;
-  const root = await repositoryRoot(dir);
-  const from = base ?? (await headOrEmptyTree(root));
-  return withScratchIndex(root, (env) => git(root, ['diff', ...PLAIN_DIFF, from, '--'], { env }));
+export async function workingDiff(repository: PinnedRepository, base?: string): Promise<string> {
+  const from = base ?? (await headOrEmptyTree(repository));
+  return withScratchIndex(repository, (options) =>
+    git(repository.workTree, ['diff', ...PLAIN_DIFF, from, '--'], options),
+  );
 }
 
-async function headOrEmptyTree(root: string): Promise<string> {
+async function headOrEmptyTree(repository: PinnedRepository): Promise<string> {
   return (
-    (await resolveCommit(root, 'HEAD')) ??
-    (await git(root, ['hash-object', '-t', 'tree', '/dev/null'])).trim()
+    (await resolveCommit(repository.workTree, 'HEAD', { repository })) ??
+    (await git(repository.workTree, ['hash-object', '-t', 'tree', '/dev/null'])).trim()
   );
 }
 
 /** Runs `action` with a copy of the repository's index where every file is intended-to-add. */
 async function withScratchIndex<T>(
-  root: string,
-  action: (env: Record<string, string>) => Promise<T>,
+  repository: PinnedRepository,
+  action: (options: { repository: PinnedRepository; env: Record<string, string> }) => Promise<T>,
 ): Promise<T> {
-  const index = resolve(root, (await git(root, ['rev-parse', '--git-path', 'index'])).trim());
+  const root = repository.workTree;
+  const index = resolve(
+    root,
+    (await git(root, ['rev-parse', '--git-path', 'index'], { repository })).trim(),
+  );
   const scratch = await mkdtemp(join(tmpdir(), 'delegate-index-'));
-  const env = { GIT_INDEX_FILE: join(scratch, 'index') };
+  const options = { repository, env: { GIT_INDEX_FILE: join(scratch, 'index') } };
   try {
-    await copyFile(index, env.GIT_INDEX_FILE).catch((error: NodeJS.ErrnoException) => {
+    await copyFile(index, options.env.GIT_INDEX_FILE).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });
     // Intent-to-add makes untracked files show up in the diff without storing their content.
-    await git(root, ['add', '--all', '--intent-to-add'], { env });
-    return await action(env);
+    await git(root, ['add', '--all', '--intent-to-add'], options);
+    return await action(options);
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

@@ -108,6 +108,7 @@ function filesystemOf(policy: SandboxPolicy): Partial<RuntimeConfig> {
     filesystem: {
       allowWrite: literal(policy.writable),
       denyWrite: literal([
+        ...policy.readOnly,
         '/tmp/claude',
         '/private/tmp/claude',
         join(policy.home, '.npm', '_logs'),

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 export interface SandboxPolicy {
   /** The only folders commands may write: the task directory and its temp folder. */
   writable: string[];
+  /** Files and folders inside `writable` that stay read-only: the task's git metadata. */
+  readOnly: string[];
   /** Folders and files commands may not read: the user's secrets and the whole data home. */
   unreadable: string[];
   /** Paths inside an unreadable folder that stay readable (the task's own folders under the data home). */
@@ -66,10 +68,12 @@ export interface TaskSandboxInput {
   allowHosts?: readonly string[];
   /** Further paths to keep readable inside the data home, e.g. the git guard's folder. */
   readable?: readonly string[];
+  /** Paths inside the task directory that commands may not change (git metadata). */
+  readOnly?: readonly string[];
 }
 
 /**
- * A task's policy: writes only in its directory and TMPDIR; no reading the data home
+ * A task's policy: writes only in its directory and TMPDIR, never to its git metadata; no reading the data home
  * (credentials.json, other tasks, the config) except those two, nor the secrets under HOME;
  * network only to `allowHosts`.
  */
@@ -77,6 +81,7 @@ export function taskSandboxPolicy(input: TaskSandboxInput): SandboxPolicy {
   const home = input.home?.trim() || homedir();
   return {
     writable: [input.taskDir, input.tmpDir],
+    readOnly: [...new Set(input.readOnly ?? [])],
     unreadable: [input.dataHome, ...SECRET_HOME_PATHS.map((path) => join(home, path))],
     readable: [input.taskDir, input.tmpDir, ...(input.readable ?? [])],
     allowHosts: [...new Set(input.allowHosts ?? [])],

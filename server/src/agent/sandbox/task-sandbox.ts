@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir, type Environment } from '../../config/paths.ts';
 import { HOST_PATTERN } from '../../config/schema.ts';
@@ -12,13 +13,19 @@ export interface SandboxedJob {
   worktreePath?: string;
   sandboxed?: boolean;
   allowHosts?: string[];
+  /** Where the task's git metadata is (see the task engine's `RecordedGit`). */
+  git?: { gitDir: string; commonDir: string; workTree: string };
+  /** `.git` entries inside the task directory at its start, relative to it. */
+  nestedGitAtStart?: string[];
 }
 
 /**
  * The policy a task's commands run under, for the process about to run them (the server's
- * preflight, the worker): writes in the task's workdir and `jobs/<id>/tmp`, the whole worktree
- * and `extraReadable` readable. A task started sandboxed never runs unsandboxed: if the
- * sandbox stopped working since task_start, this throws and the task fails instead.
+ * preflight, the worker): writes in the task's directory — the whole disposable worktree, or
+ * the workdir of an in-place task — and `jobs/<id>/tmp`, never in git metadata (the
+ * repository's git directory, the worktree's `.git` pointer, repositories already inside);
+ * `extraReadable` readable. A task started sandboxed never runs unsandboxed: if the sandbox
+ * stopped working since task_start, this throws and the task fails instead.
  */
 export async function sandboxForJob(
   job: SandboxedJob,
@@ -34,14 +41,26 @@ export async function sandboxForJob(
       `the task was started in the OS sandbox, which no longer works: ${check.reason ?? 'unknown reason'}. ${sandboxInstallHint()}`,
     );
   }
+  // A worktree is writable whole: a read-only worktree around a writable workdir inside it
+  // leaves bubblewrap unable to make its mount points there, and every command fails.
+  const taskDir = job.worktreePath ?? job.workdir;
   return taskSandboxPolicy({
-    taskDir: job.workdir,
+    taskDir,
     tmpDir: join(jobsDir(dataHome), job.id, 'tmp'),
     dataHome,
     home: env.HOME,
     allowHosts: job.allowHosts ?? [],
-    readable: [...(job.worktreePath ? [job.worktreePath] : []), ...extraReadable],
+    readable: [taskDir, ...extraReadable],
+    readOnly: gitMetadataOf(job),
   });
+}
+
+/** The git metadata a task's commands must not change: all of it that exists. */
+function gitMetadataOf(job: SandboxedJob): string[] {
+  if (!job.git) return [];
+  const { gitDir, commonDir, workTree } = job.git;
+  const nested = (job.nestedGitAtStart ?? []).map((path) => join(job.workdir, path));
+  return [gitDir, commonDir, join(workTree, '.git'), ...nested].filter((path) => existsSync(path));
 }
 
 /** The hosts a task's commands may reach: the profile's and the task's, checked and deduplicated. */

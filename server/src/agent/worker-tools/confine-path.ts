@@ -21,10 +21,17 @@ export interface ConfinedPath {
 const isOutside = (fromRoot: string) =>
   fromRoot === '..' || fromRoot.startsWith(`..${sep}`) || isAbsolute(fromRoot);
 
+/** A path (relative to the root) that is, or lies inside, a `.git` file or folder, in any case. */
+const isGitMetadata = (fromRoot: string) =>
+  fromRoot.split(sep).some((part) => part.toLowerCase() === '.git');
+
 /**
  * Resolves a path argument against the task directory and refuses it unless its real path
  * (symlinks followed, for the file or its nearest existing ancestor) stays inside: `..`,
- * absolute paths elsewhere and links leading out all fail with a message naming both.
+ * absolute paths elsewhere and links leading out all fail with a message naming both. Git
+ * metadata is refused too, as named or as a link resolves: the product's own git runs on the
+ * host, so a worker that could write a `.git` (config, hooks, a pointer elsewhere) could make
+ * it run code; and reading it can show a remote URL with a token in it.
  */
 export async function confinePath(root: string, path: string): Promise<ConfinedPath> {
   if (path.includes('\0'))
@@ -39,6 +46,12 @@ export async function confinePath(root: string, path: string): Promise<ConfinedP
     throw new UserError(
       `The path "${path}" ${how} ${real}, outside the task directory ${realRoot}. ` +
         'Only paths inside the task directory can be used (relative paths start there).',
+    );
+  }
+  if (isGitMetadata(lexical) || isGitMetadata(relativeReal)) {
+    throw new UserError(
+      `The path "${path}" is git metadata (.git): workers may neither read nor write it. ` +
+        'The work is committed to the task branch for you at the end; inspect the repository with run_bash (git status, git diff, git log).',
     );
   }
   const display = (isOutside(lexical) ? relativeReal : lexical) || '.';
