@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  DEFAULT_LIMITS,
   checkSandbox,
   taskSandboxPolicy,
   type SandboxCheck,
@@ -119,6 +120,44 @@ describe.runIf(process.platform === 'linux')('run_bash in the OS sandbox', () =>
       SETTLE_MS,
     );
     expect(readdirSync(taskDir)).toEqual([]);
+  });
+
+  it('caps the processes of a command: a bounded fork bomb is held at the limit and ends by itself', async () => {
+    // A tree of 255 shells and 128 sleeps, each of its processes named by the nonce; sh (dash)
+    // gives up on a failed fork at once where bash would retry for half a minute.
+    const bomb = (nonce: string) =>
+      `sh -c 'b() { if [ $1 -gt 0 ]; then b $(($1-1)) & b $(($1-1)) & wait; else sleep 0.${nonce}; fi; }; b 7' 2>/dev/null; ulimit -u; echo bomb-over`;
+    const peakOf = async (nonce: string, processes: number) => {
+      context.sandbox = { ...context.sandbox!, limits: { processes, memoryMb: 8192 } };
+      let peak = 0;
+      const sampler = setInterval(() => {
+        const count = liveProcesses(({ commandLine }) => commandLine.includes(nonce)).length;
+        peak = Math.max(peak, count);
+      }, 20);
+      try {
+        const result = await run(bomb(nonce), 120);
+        return { peak, result };
+      } finally {
+        clearInterval(sampler);
+      }
+    };
+    const capped = await peakOf('7001', 48);
+    expect(capped.result.content).toMatch(/^48\nbomb-over\n/);
+    expect(capped.peak).toBeGreaterThan(10);
+    expect(capped.peak).toBeLessThanOrEqual(48);
+    // The control: the same tree under the default limit really grows past it.
+    const free = await peakOf('7002', DEFAULT_LIMITS.processes);
+    expect(free.result.content).toMatch(new RegExp(`^${DEFAULT_LIMITS.processes}\\nbomb-over\\n`));
+    expect(free.peak).toBeGreaterThan(100);
+  }, 150_000);
+
+  it('caps the memory of each process', async () => {
+    const allocate = `node -e "Buffer.alloc(400 * 1024 * 1024).fill(1); console.log('allocated')"`;
+    context.sandbox = { ...context.sandbox!, limits: { processes: 1024, memoryMb: 256 } };
+    const capped = await run(allocate, 60);
+    expect(capped.content).toContain('Array buffer allocation failed');
+    context.sandbox = { ...context.sandbox, limits: { processes: 1024, memoryMb: 1024 } };
+    expect((await run(allocate, 60)).content).toMatch(/^allocated\n/);
   });
 
   it('has no network, except to allowed hosts through the sandbox proxy', async () => {

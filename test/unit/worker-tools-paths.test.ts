@@ -33,6 +33,39 @@ const write = (path: string, content: string | Buffer) => {
 };
 
 describe('path confinement', () => {
+  it('refuses git metadata at any depth, in any case, as named or through a link', async () => {
+    write('.git/config', '[core]\n');
+    write('sub/.git', 'gitdir: /elsewhere\n');
+    symlinkSync('.git', join(root, 'link-to-git'));
+    symlinkSync(join(root, '.git', 'config'), join(root, 'link-to-config'));
+    const attempts: [string, Record<string, unknown>][] = [
+      ['write_file', { path: '.git', content: 'gitdir: /tmp/evil\n' }],
+      ['write_file', { path: '.git/config', content: '[core]\n\tfsmonitor = x\n' }],
+      ['write_file', { path: './a/../.git/hooks/pre-commit', content: 'x' }],
+      ['write_file', { path: 'sub/.git', content: 'gitdir: /tmp/evil\n' }],
+      ['write_file', { path: 'new/deep/.git/config', content: 'x' }],
+      ['write_file', { path: 'new/.GIT/config', content: 'x' }],
+      ['write_file', { path: 'link-to-git/config', content: 'x' }],
+      ['write_file', { path: 'link-to-config', content: 'x' }],
+      ['edit_file', { path: '.git/config', old_text: '[core]', new_text: '[core]\n\teditor = x' }],
+      ['edit_file', { path: 'link-to-config', old_text: '[core]', new_text: 'x' }],
+      ['read_file', { path: '.git/config' }],
+      ['grep', { pattern: 'core', path: '.git' }],
+    ];
+    for (const [name, input] of attempts) {
+      const result = await call(name, input);
+      expect(result.isError, `${name} ${JSON.stringify(input)}`).toBe(true);
+      expect(result.content).toContain('is git metadata (.git)');
+    }
+    expect(readFileSync(join(root, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    expect(readFileSync(join(root, 'sub', '.git'), 'utf8')).toBe('gitdir: /elsewhere\n');
+    expect(existsSync(join(root, 'new'))).toBe(false);
+    // Names that only look like it are ordinary files.
+    for (const path of ['.gitignore', '.github/workflows/ci.yml', 'docs/.git-notes', 'x.git']) {
+      expect((await call('write_file', { path, content: 'x' })).isError, path).toBeFalsy();
+    }
+  });
+
   it('refuses .. and absolute paths outside the root, naming the path and the root', async () => {
     for (const path of ['../x', '/etc/passwd', 'a/../../x']) {
       const result = await call('read_file', { path });

@@ -72,6 +72,23 @@ function tighterBudget(
   };
 }
 
+/** Task settings, the later layer winning, except the resource limits, which it can only lower. */
+function tighterLimits(
+  before: LoadedConfig['tasks'],
+  layer: LoadedConfig['tasks'] | undefined,
+): LoadedConfig['tasks'] {
+  const lower = (a?: number, b?: number) =>
+    a === undefined ? b : b === undefined ? a : Math.min(a, b);
+  const maxProcesses = lower(before.maxProcesses, layer?.maxProcesses);
+  const maxMemoryMb = lower(before.maxMemoryMb, layer?.maxMemoryMb);
+  return {
+    ...before,
+    ...layer,
+    ...(maxProcesses !== undefined ? { maxProcesses } : {}),
+    ...(maxMemoryMb !== undefined ? { maxMemoryMb } : {}),
+  };
+}
+
 export const ENV_PROFILE_NAME = 'env';
 
 /**
@@ -113,7 +130,7 @@ export function loadConfig(
     if (config.defaultProfile) defaultProfile = { name: config.defaultProfile, file };
     budget = tighterBudget(budget, config.budget);
     if (config.sandbox) sandboxBySource[source] = config.sandbox;
-    tasks = { ...tasks, ...config.tasks };
+    tasks = tighterLimits(tasks, config.tasks);
   }
   checkFailoverChains(profiles);
   const envProfile = readEnvProfile(env, dataHome);

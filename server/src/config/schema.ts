@@ -165,6 +165,15 @@ export const configSchema = z.strictObject({
         .max(10, { error: 'must be at most 10' })
         .optional(),
       reviewProfile: z.string({ error: 'must be the name of a profile' }).min(1).optional(),
+      maxProcesses: z
+        .int({ error: 'must be a whole number of processes, e.g. 1024' })
+        .min(16, { error: 'must be at least 16' })
+        .max(1_000_000)
+        .optional(),
+      maxMemoryMb: z
+        .int({ error: 'must be a whole number of MB, e.g. 8192' })
+        .min(64, { error: 'must be at least 64' })
+        .optional(),
     })
     .optional(),
   budget: z

@@ -4,7 +4,7 @@ import { withFileLock } from '../engine/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { TaskState } from './job-file.ts';
-import { gitMetadataTampering, repositoryDamage } from './git-integrity.ts';
+import { neutralizeTampering, repositoryDamage } from './git-integrity.ts';
 import {
   appendEvent,
   isTerminal,
@@ -62,7 +62,7 @@ export async function finishTask(
 ): Promise<JobFile | undefined> {
   const before = readJob(dataHome, id);
   if (isTerminal(before.state)) return undefined;
-  const gitProblems = await checkGit(before);
+  const gitProblems = await checkGit(dataHome, before);
   const outcome = withGitProblems(reported, gitProblems, before);
   let won = false;
   const verdict =
@@ -101,9 +101,14 @@ export async function finishTask(
 }
 
 /** What the worker did to git metadata and the repository; undefined outside git or when all is well. */
-async function checkGit(job: JobFile): Promise<JobFile['gitProblems']> {
+async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitProblems']> {
   if (!job.git) return undefined;
-  const tampered = await gitMetadataTampering(job.git, job.workdir, job.nestedGitAtStart);
+  const tampered = await neutralizeTampering({
+    recorded: job.git,
+    taskDir: job.worktreePath ?? job.workdir,
+    nestedAtStart: job.nestedGitAtStart ?? [],
+    quarantineDir: join(jobDir(dataHome, job.id), 'quarantine'),
+  });
   const damaged = await repositoryDamage(job.git);
   return tampered.length + damaged.length > 0 ? { tampered, damaged } : undefined;
 }
@@ -117,7 +122,7 @@ function withGitProblems(
   const what = [
     ...(problems.tampered.length
       ? [
-          `tampered git metadata: ${problems.tampered.join('; ')}. The work was not salvaged; ${job.worktreePath ? `the worktree ${job.worktreePath} is kept for inspection` : 'inspect the directory before running git there'}`,
+          `tampered git metadata: ${problems.tampered.join('; ')}. The work was not salvaged${job.worktreePath ? `; the worktree ${job.worktreePath} is kept for inspection` : ''}`,
         ]
       : []),
     ...(problems.damaged.length

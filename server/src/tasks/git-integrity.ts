@@ -1,4 +1,4 @@
-import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { git, tryGit, type PinnedRepository } from './git.ts';
 import type { RecordedGit } from './worktree.ts';
@@ -9,11 +9,12 @@ const SCAN_LIMIT = 300_000;
 const FSCK_TIMEOUT_MS = 20_000;
 
 /**
- * Every `.git` (file or folder, any case) below `dir`, relative to it: links are not followed,
- * and nothing inside a `.git` folder is searched. `dir`'s own `.git` is left out.
+ * Every `.git` (file or folder, any case) below `dir`, relative to it, except `excluded` (the
+ * checkout's own): links are not followed, nothing inside a `.git` folder is searched.
  */
 export async function findGitMetadata(
   dir: string,
+  excluded?: string,
 ): Promise<{ paths: string[]; isComplete: boolean }> {
   const paths: string[] = [];
   const pending = [dir];
@@ -23,10 +24,10 @@ export async function findGitMetadata(
     const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
       seen += 1;
-      if (seen > SCAN_LIMIT) return { paths, isComplete: false };
+      if (seen > SCAN_LIMIT) return { paths: paths.sort(), isComplete: false };
       const path = join(current, entry.name);
       if (entry.name.toLowerCase() === '.git') {
-        if (current !== dir) paths.push(relative(dir, path));
+        if (path !== excluded) paths.push(relative(dir, path));
       } else if (entry.isDirectory()) {
         pending.push(path);
       }
@@ -35,47 +36,80 @@ export async function findGitMetadata(
   return { paths: paths.sort(), isComplete: true };
 }
 
+/** Where a task's git metadata is checked, and where what a worker made of it is moved to. */
+export interface GitMetadataCheck {
+  recorded: RecordedGit;
+  /** The folder the worker could write (the worktree, or the in-place workdir). */
+  taskDir: string;
+  /** `.git` entries the task directory held at the start (relative to it): the user's own. */
+  nestedAtStart?: readonly string[];
+  /** Where worker-made metadata goes (`jobs/<id>/quarantine`), out of git's reach. */
+  quarantineDir: string;
+}
+
 /**
  * What a worker changed of the git metadata the product relies on, compared with what was
- * recorded at task start: the checkout's `.git` (replaced, turned into a link or a pointer
- * elsewhere), a linked worktree's `commondir`, and repositories created inside the task
- * directory. Empty when nothing was touched. Read without running git.
+ * recorded at task start — the checkout's `.git` replaced or re-pointed, a `commondir`
+ * redirect, repositories made inside the task directory — each made harmless at once: a
+ * worker-made `.git` or `commondir` is moved to the quarantine folder, a linked worktree's
+ * pointer and `commondir` get their recorded text back, so neither the kept worktree nor the
+ * user's checkout leads git to the worker's config. Empty when nothing was touched. Reads and
+ * moves files only; runs no git.
  */
-export async function gitMetadataTampering(
-  recorded: RecordedGit,
-  taskDir: string,
-  nestedAtStart: readonly string[] = [],
-): Promise<string[]> {
+export async function neutralizeTampering(check: GitMetadataCheck): Promise<string[]> {
+  const { recorded } = check;
   const problems: string[] = [];
+  let moved = 0;
+  const quarantine = async (path: string): Promise<string> => {
+    await mkdir(check.quarantineDir, { recursive: true });
+    const target = join(check.quarantineDir, `${(moved += 1)}-${path.replace(/[/\\]/g, '_')}`);
+    try {
+      await rename(path, target);
+      return `moved to ${target}`;
+    } catch {
+      await rm(path, { recursive: true, force: true });
+      return 'removed';
+    }
+  };
   const dotGit = join(recorded.workTree, '.git');
   const entry = await lstat(dotGit).catch(() => undefined);
   if (!entry) {
     problems.push(`${dotGit} was removed`);
   } else if (recorded.pointer !== undefined) {
     const text = entry.isFile() ? await readFile(dotGit, 'utf8') : undefined;
-    if (text !== recorded.pointer)
-      problems.push(`${dotGit} no longer points at ${recorded.gitDir}`);
-  } else if (!entry.isDirectory() || (await realpath(dotGit)) !== recorded.gitDir) {
-    problems.push(`${dotGit} was replaced`);
-  }
-  if (recorded.commonDir !== recorded.gitDir) {
-    const text = await readFile(join(recorded.gitDir, 'commondir'), 'utf8').catch(() => '');
-    const common = await realpath(resolve(recorded.gitDir, text.trim())).catch(() => '');
-    if (common !== recorded.commonDir) {
-      problems.push(`${recorded.gitDir}/commondir no longer names ${recorded.commonDir}`);
+    if (text !== recorded.pointer) {
+      const done = await quarantine(dotGit);
+      await writeFile(dotGit, recorded.pointer);
+      problems.push(`${dotGit} was re-pointed (${done}; the recorded pointer is back)`);
     }
-  } else if (await lstat(join(recorded.gitDir, 'commondir')).catch(() => undefined)) {
-    problems.push(`${recorded.gitDir}/commondir was added (it redirects the repository)`);
+  } else if (!entry.isDirectory() || (await realpath(dotGit)) !== recorded.gitDir) {
+    problems.push(`${dotGit} was replaced (${await quarantine(dotGit)})`);
   }
-  const nested = await findGitMetadata(taskDir);
-  const created = nested.paths.filter((path) => !nestedAtStart.includes(path));
-  if (created.length > 0) {
-    const shown = created.slice(0, 3).map((path) => join(taskDir, path));
-    problems.push(
-      `git metadata was created inside the task directory: ${shown.join(', ')}${created.length > 3 ? ` and ${created.length - 3} more` : ''}`,
-    );
+  problems.push(...(await checkCommonDir(recorded, quarantine)));
+  const found = await findGitMetadata(check.taskDir, dotGit);
+  for (const path of found.paths.filter((path) => !check.nestedAtStart?.includes(path))) {
+    const absolute = join(check.taskDir, path);
+    problems.push(`${absolute} is git metadata the worker made (${await quarantine(absolute)})`);
   }
   return problems;
+}
+
+async function checkCommonDir(
+  recorded: RecordedGit,
+  quarantine: (path: string) => Promise<string>,
+): Promise<string[]> {
+  const path = join(recorded.gitDir, 'commondir');
+  if (recorded.commonDir === recorded.gitDir) {
+    const added = await lstat(path).catch(() => undefined);
+    return added
+      ? [`${path} was added, redirecting the repository (${await quarantine(path)})`]
+      : [];
+  }
+  const text = await readFile(path, 'utf8').catch(() => '');
+  const common = await realpath(resolve(recorded.gitDir, text.trim())).catch(() => '');
+  if (common === recorded.commonDir) return [];
+  await writeFile(path, `${relative(recorded.gitDir, recorded.commonDir)}\n`);
+  return [`${path} no longer named ${recorded.commonDir} (restored)`];
 }
 
 /**
@@ -91,22 +125,26 @@ export async function repositoryDamage(recorded: RecordedGit): Promise<string[]>
   const branch = (await tryGit(cwd, ['symbolic-ref', '--quiet', 'HEAD'], options))?.trim();
   const head = await tryGit(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], options);
   if (recorded.startCommit && !head) {
-    problems.push(
-      branch
-        ? `HEAD (${branch}) no longer resolves to a commit`
-        : 'HEAD no longer resolves to a commit',
-    );
+    problems.push(`HEAD${branch ? ` (${branch})` : ''} no longer resolves to a commit`);
   }
   if ((await tryGit(cwd, ['for-each-ref', '--count=1'], options)) === undefined) {
-    problems.push('the refs can no longer be read');
+    problems.push('its refs can no longer be read');
   }
   if (problems.length > 0 || !recorded.startCommit) return problems;
   try {
     await git(cwd, ['fsck', '--connectivity-only', '--no-dangling', '--no-progress'], options);
   } catch (error) {
-    const text = String((error as Error).message);
-    if (!text.includes('stopped after'))
-      problems.push(`git fsck finds the history broken: ${text.slice(-300)}`);
+    // A check stopped by its time bound proves nothing either way.
+    const isStopped = (error as { cause?: { killed?: boolean } }).cause?.killed === true;
+    if (!isStopped) problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
   }
   return problems;
+}
+
+function lastLines(error: unknown): string {
+  return String((error as Error).message)
+    .split('\n')
+    .slice(-3)
+    .join(' ')
+    .slice(-300);
 }

@@ -8,6 +8,7 @@ import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import type { JobSummary, TaskState } from './job-file.ts';
 import type { RecordedGit } from './worktree.ts';
+import type { ResourceLimits } from '../agent/sandbox/index.ts';
 
 /** Facts from running a test command: never the model's claim. */
 export interface VerificationFacts {
@@ -65,6 +66,8 @@ export interface JobFile extends JobSummary {
   sandboxNote?: string;
   /** Hosts sandboxed commands may reach (the profile's `allowHosts` plus the task's `allow_hosts`). */
   allowHosts?: string[];
+  /** What each sandboxed command may use (processes per command, memory per process). */
+  limits?: ResourceLimits;
   /** Process groups of run_bash commands in flight, killed with the worker on cancel. */
   childPgids?: number[];
   step: number;

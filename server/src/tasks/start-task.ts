@@ -3,6 +3,7 @@ import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
+  DEFAULT_LIMITS,
   decideSandbox,
   sandboxForJob,
   taskAllowHosts,
@@ -120,6 +121,10 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
     sandboxed: sandbox.sandboxed,
     ...(sandbox.note ? { sandboxNote: sandbox.note } : {}),
     ...(allowHosts.length > 0 ? { allowHosts } : {}),
+    limits: {
+      processes: config.tasks.maxProcesses ?? DEFAULT_LIMITS.processes,
+      memoryMb: config.tasks.maxMemoryMb ?? DEFAULT_LIMITS.memoryMb,
+    },
     ...(input.testCommand
       ? { testCommand: input.testCommand, fixRounds: config.tasks.fixRounds ?? DEFAULT_FIX_ROUNDS }
       : {}),
@@ -248,8 +253,9 @@ async function inPlace(
   workdir: string,
 ): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart'>> {
   if (!(await isGitRepository(workdir))) return { workdir };
-  const nested = await findGitMetadata(workdir);
-  return { workdir, git: await recordGit(workdir), nestedGitAtStart: nested.paths };
+  const git = await recordGit(workdir);
+  const nested = await findGitMetadata(workdir, join(git.workTree, '.git'));
+  return { workdir, git, nestedGitAtStart: nested.paths };
 }
 
 /** The worker runs detached in its own process group, so it outlives the server and can be killed whole. */

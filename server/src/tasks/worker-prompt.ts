@@ -15,6 +15,7 @@ export function workerPrompt(job: JobFile, agentBody?: string): string {
     job.testCommand ? `The supervisor verifies your work with: ${job.testCommand}` : undefined,
     job.definitionOfDone ? `Definition of done: ${job.definitionOfDone}` : undefined,
     `You have at most ${job.maxTurns} turns.`,
+    'Git metadata is off limits: never create, edit, move or replace a .git file or folder anywhere in the task directory (not even with git init; use $TMPDIR for scratch repositories). Doing so fails the task. Your changes are committed for you at the end.',
     'When you are done, answer WITHOUT calling a tool: a concise summary of what you changed (files), how you verified it, and anything left open.',
   ].filter(Boolean);
   return `${agentBody?.trim() || DEFAULT_ROLE}\n\n${facts.join('\n')}`;

@@ -10,7 +10,9 @@ export {
   withSandboxLease,
 } from './os-sandbox.ts';
 export {
+  DEFAULT_LIMITS,
   SECRET_HOME_PATHS,
+  type ResourceLimits,
   taskSandboxPolicy,
   type SandboxPolicy,
   type TaskSandboxInput,

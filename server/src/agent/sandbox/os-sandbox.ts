@@ -5,6 +5,7 @@ import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
 import type { Environment } from '../../config/paths.ts';
 import { errorMessage, UserError } from '../../util/user-error.ts';
 import type { SandboxPolicy } from './sandbox-policy.ts';
+import { createPidsGroup } from './pids-cgroup.ts';
 import { closeSession, probeSession, startSession, withSessionLease } from './sandbox-session.ts';
 
 export { BWRAP_PATH_VARIABLE } from './sandbox-session.ts';
@@ -44,7 +45,8 @@ export async function checkSandbox(env: Environment, shouldProbe = true): Promis
 
 /**
  * Wraps `command` so it runs under `policy` (bubblewrap on Linux, sandbox-exec on macOS),
- * with TMPDIR and XDG_CACHE_HOME in the task's temp folder. Without a policy it is unchanged.
+ * within its resource limits, with TMPDIR and XDG_CACHE_HOME in the task's temp folder.
+ * Without a policy it is unchanged.
  */
 export async function prepareCommand(
   command: string,
@@ -55,19 +57,26 @@ export async function prepareCommand(
   const manager = await startSession(env);
   mkdirSync(policy.tmpDir, { recursive: true });
   const commandId = randomBytes(16).toString('base64url');
+  const { processes, memoryMb } = policy.limits;
   const inner =
+    // Soft and hard, so the command cannot raise them; where a limit is already lower, it stays.
+    `ulimit -u ${processes} 2>/dev/null; ulimit -d ${memoryMb * 1024} 2>/dev/null; ` +
     `export TMPDIR=${shellQuote(policy.tmpDir)} XDG_CACHE_HOME=${shellQuote(join(policy.tmpDir, '.cache'))}; ` +
     command;
-  const script = await manager.wrapWithSandbox(inner, 'bash', filesystemOf(policy), undefined, {
+  const wrapped = await manager.wrapWithSandbox(inner, 'bash', filesystemOf(policy), undefined, {
     commandId,
     commandText: command,
   });
+  // Entered before bubblewrap starts, so nothing the command starts is outside the group.
+  const group = createPidsGroup(processes);
+  const script = group ? `${group.enter}${wrapped}` : wrapped;
   let isReleased = false;
   const release = () => {
     if (isReleased) return;
     isReleased = true;
     manager.unregisterCommandNetworkLists(commandId);
     manager.cleanupAfterCommand();
+    group?.remove();
   };
   try {
     if (policy.allowHosts.length > 0) {

@@ -17,7 +17,20 @@ export interface SandboxPolicy {
   tmpDir: string;
   /** HOME of the commands, whose tool-made write spots (`~/.npm/_logs`…) are closed. */
   home: string;
+  limits: ResourceLimits;
 }
+
+/**
+ * What one sandboxed command may use. The process count holds per command (each runs in a user
+ * namespace of its own, so only its own processes and threads count); memory holds per process
+ * (its data segment: heap and private writable mappings).
+ */
+export interface ResourceLimits {
+  processes: number;
+  memoryMb: number;
+}
+
+export const DEFAULT_LIMITS: ResourceLimits = { processes: 1024, memoryMb: 8192 };
 
 /**
  * The usual homes of keys, tokens and logins, relative to HOME. Reads are otherwise open
@@ -70,6 +83,7 @@ export interface TaskSandboxInput {
   readable?: readonly string[];
   /** Paths inside the task directory that commands may not change (git metadata). */
   readOnly?: readonly string[];
+  limits?: ResourceLimits;
 }
 
 /**
@@ -87,5 +101,6 @@ export function taskSandboxPolicy(input: TaskSandboxInput): SandboxPolicy {
     allowHosts: [...new Set(input.allowHosts ?? [])],
     tmpDir: input.tmpDir,
     home,
+    limits: input.limits ?? DEFAULT_LIMITS,
   };
 }

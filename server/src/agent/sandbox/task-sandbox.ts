@@ -4,7 +4,7 @@ import { jobsDir, type Environment } from '../../config/paths.ts';
 import { HOST_PATTERN } from '../../config/schema.ts';
 import { UserError } from '../../util/user-error.ts';
 import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
-import { taskSandboxPolicy, type SandboxPolicy } from './sandbox-policy.ts';
+import { taskSandboxPolicy, type ResourceLimits, type SandboxPolicy } from './sandbox-policy.ts';
 
 /** The fields of a task (job.json) that its sandbox is made from. */
 export interface SandboxedJob {
@@ -17,6 +17,8 @@ export interface SandboxedJob {
   git?: { gitDir: string; commonDir: string; workTree: string };
   /** `.git` entries inside the task directory at its start, relative to it. */
   nestedGitAtStart?: string[];
+  /** Per-command resource limits, from the configuration at task start. */
+  limits?: ResourceLimits;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function sandboxForJob(
     allowHosts: job.allowHosts ?? [],
     readable: [taskDir, ...extraReadable],
     readOnly: gitMetadataOf(job),
+    ...(job.limits ? { limits: job.limits } : {}),
   });
 }
 
