@@ -88,7 +88,12 @@ export function renderGitTable(
       `${cell(on)} | ${on?.how ?? ''} | ${cell(off)} | ${off?.how ?? ''} |`
     );
   });
+  const blocked = (mode: 'sandboxed' | 'unsandboxed') =>
+    attempts.filter((attempt) => outcomes[mode].get(attempt.id)?.escaped === false).length;
   return [
+    `${attempts.length} attempts: with the sandbox ${blocked('sandboxed')} blocked, ` +
+      `without it (\`sandbox: "off"\`) ${blocked('unsandboxed')} blocked.`,
+    '',
     '| # | route | attempt | isolation | sandbox on | how (on) | sandbox off | how (off) |',
     '| - | ----- | ------- | --------- | ---------- | -------- | ----------- | --------- |',
     ...rows,
