@@ -66,6 +66,8 @@ export interface TaskSandboxInput {
   allowHosts?: readonly string[];
   /** Further paths to keep readable inside the data home, e.g. the git guard's folder. */
   readable?: readonly string[];
+  /** Further folders commands may write (and read), e.g. a CLI engine's private state folder. */
+  writable?: readonly string[];
 }
 
 /**
@@ -76,9 +78,9 @@ export interface TaskSandboxInput {
 export function taskSandboxPolicy(input: TaskSandboxInput): SandboxPolicy {
   const home = input.home?.trim() || homedir();
   return {
-    writable: [input.taskDir, input.tmpDir],
+    writable: [input.taskDir, input.tmpDir, ...(input.writable ?? [])],
     unreadable: [input.dataHome, ...SECRET_HOME_PATHS.map((path) => join(home, path))],
-    readable: [input.taskDir, input.tmpDir, ...(input.readable ?? [])],
+    readable: [input.taskDir, input.tmpDir, ...(input.readable ?? []), ...(input.writable ?? [])],
     allowHosts: [...new Set(input.allowHosts ?? [])],
     tmpDir: input.tmpDir,
     home,

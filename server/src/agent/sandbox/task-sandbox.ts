@@ -16,8 +16,8 @@ export interface SandboxedJob {
 
 /**
  * The policy a task's commands run under, for the process about to run them (the server's
- * preflight, the worker): writes in the task's workdir and `jobs/<id>/tmp`, the whole worktree
- * and `extraReadable` readable. A task started sandboxed never runs unsandboxed: if the
+ * preflight, the worker): writes in the task's workdir, `jobs/<id>/tmp` and `extraWritable`,
+ * the whole worktree and `extraReadable` readable. A task started sandboxed never runs unsandboxed: if the
  * sandbox stopped working since task_start, this throws and the task fails instead.
  */
 export async function sandboxForJob(
@@ -25,6 +25,7 @@ export async function sandboxForJob(
   dataHome: string,
   env: Environment,
   extraReadable: readonly string[] = [],
+  extraWritable: readonly string[] = [],
 ): Promise<SandboxPolicy | undefined> {
   if (!job.sandboxed) return undefined;
   // task_start probed the sandbox already; here starting it (dependencies, proxies) is enough.
@@ -41,6 +42,7 @@ export async function sandboxForJob(
     home: env.HOME,
     allowHosts: job.allowHosts ?? [],
     readable: [...(job.worktreePath ? [job.worktreePath] : []), ...extraReadable],
+    writable: extraWritable,
   });
 }
 
