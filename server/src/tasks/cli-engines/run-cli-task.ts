@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
+import { sandboxForJob } from '../../agent/sandbox/index.ts';
 import { workerEnv } from '../../agent/worker-tools/index.ts';
 import { loadConfig, type ResolvedProfile } from '../../config/load-config.ts';
 import { slotsDir } from '../../config/paths.ts';
@@ -16,6 +17,7 @@ import { errorMessage } from '../../util/user-error.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { createTaskFixRounds } from '../fix-rounds.ts';
 import type { CliEvent, CliFailure } from './cli-engine.ts';
+import { cliSandboxPaths } from './cli-sandbox.ts';
 import { DEFAULT_COOLDOWN_S, startCooldown, waitForStartTurn } from './cooldown.ts';
 import { findBinary } from './find-binary.ts';
 import { cliEngineFor } from './engines.ts';
@@ -77,7 +79,15 @@ export async function runCliTask(
     const stateDir = join(directory, 'cli-state');
     mkdirSync(join(directory, 'tmp'), { recursive: true });
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    appendEvent(dataHome, job.id, 'engine', `${engine.format}: ${binary}`);
+    const paths = cliSandboxPaths(engine, profile, stateDir, env.HOME ?? '');
+    // A task started sandboxed fails here rather than run its CLI unsandboxed.
+    const sandbox = await sandboxForJob(job, dataHome, env, paths.readable, paths.writable);
+    appendEvent(
+      dataHome,
+      job.id,
+      'engine',
+      `${engine.format}: ${binary}${sandbox ? ' (in the OS sandbox)' : ''}`,
+    );
     let step = 0;
     /** What the finished runs cost, and what the current one has reported so far (absolute). */
     const cost = { before: 0, run: 0 };
@@ -127,12 +137,14 @@ export async function runCliTask(
         workdir: job.workdir,
         stateDir,
         userHome: env.HOME ?? '',
+        isSandboxed: sandbox !== undefined,
       });
       const run = await runCliEngine({
         engine,
         binary,
         invocation,
         cwd: job.workdir,
+        ...(sandbox ? { sandbox } : {}),
         baseEnv: workerEnv(env, {
           TMPDIR: join(directory, 'tmp'),
           [TASK_ID_VARIABLE]: job.id,
@@ -170,6 +182,7 @@ export async function runCliTask(
           {
             dataHome,
             env,
+            ...(sandbox ? { sandbox } : {}),
             turnsPerRound: 0,
             signal,
             onActivity: (activity) => hooks.recordActivity(activity),
