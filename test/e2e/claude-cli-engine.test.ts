@@ -5,6 +5,12 @@ import { readLedger } from '../../server/src/engine/ledger.ts';
 import { claudeBinary } from '../helpers/claude-cli.ts';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
 import {
+  expectSandboxedTask,
+  expectToolOutputRefused,
+  startEscapeProbe,
+  type EscapeProbe,
+} from '../helpers/cli-sandbox-probe.ts';
+import {
   byAssistantTurn,
   startFakeProvider,
   type FakeProvider,
@@ -20,15 +26,17 @@ const SECRET = 'sk-cc-secret-0123456789';
 let world: CliWorld;
 let fake: FakeProvider | undefined;
 let server: ServerHandle | undefined;
+let probe: EscapeProbe | undefined;
 
 beforeEach(async () => {
   world = createCliWorld();
   world.linkBinary('claude', await claudeBinary());
 });
 afterEach(async () => {
-  await endTaskTest(world, server, fake);
+  await endTaskTest(world, server, fake, probe);
   server = undefined;
   fake = undefined;
+  probe = undefined;
 });
 
 /** The directory the CLI runs in, from the output of the first step's `pwd`. */
@@ -39,9 +47,13 @@ function cwdOf(request: RecordedRequest): string {
   return match[1]!;
 }
 
-async function startWith(respond: (request: RecordedRequest) => FakeReply): Promise<ServerHandle> {
+async function startWith(
+  respond: (request: RecordedRequest) => FakeReply,
+  settings: { sandbox?: string } = {},
+): Promise<ServerHandle> {
   fake = await startFakeProvider({ respond });
   world.writeConfig({
+    ...(settings.sandbox ? { sandbox: settings.sandbox } : {}),
     profiles: {
       cc: { format: 'claude-cli', baseUrl: fake.url, model: 'glm-test', apiKeyEnv: 'CC_KEY' },
     },
@@ -107,6 +119,46 @@ describe('claude-cli engine (the real Claude Code CLI against a fake Anthropic e
         expect(readFileSync(join(jobFiles, file), 'utf8')).not.toContain(SECRET);
       }
     }
+  });
+});
+
+describe('claude-cli engine in the OS sandbox', () => {
+  it('sandbox "required": Claude Code runs sandboxed, reaches its endpoint through the proxy only, writes only the worktree', async () => {
+    probe = await startEscapeProbe(world);
+    const command = probe.command;
+    const handle = await startWith(
+      byAssistantTurn([
+        { toolUses: [{ name: 'Bash', input: { command, description: 'try' } }] },
+        {
+          toolUses: [
+            {
+              name: 'Bash',
+              input: { command: "sed -i 's/a - b/a + b/' src/add.js", description: 'fix' },
+            },
+          ],
+        },
+        { text: 'Fixed add() in src/add.js.' },
+      ]),
+      { sandbox: 'required' },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Fix add() so node test.js passes',
+      test_command: 'node test.js',
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 90_000);
+    expect(done, readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')).toMatch(
+      new RegExp(`^${id} done passed`),
+    );
+    // task_result waits for the work to be committed to the task's branch.
+    const result = await handle.callText('task_result', { task_id: id, include_patch: true });
+    expect(result.text).toContain('+exports.add = (a, b) => a + b;');
+    expect(result.text).not.toContain('unsandboxed');
+    await expectSandboxedTask(handle, id, new URL(fake!.url).host);
+    expectToolOutputRefused(fake!.requests.map((request) => request.body));
+    await probe.expectConfined();
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
   });
 });
 

@@ -1,8 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
+import {
+  expectSandboxedTask,
+  expectToolOutputRefused,
+  startEscapeProbe,
+  type EscapeProbe,
+} from '../helpers/cli-sandbox-probe.ts';
 import {
   startFakeProvider,
   type FakeProvider,
@@ -20,6 +26,7 @@ let world: CliWorld;
 let fake: FakeProvider | undefined;
 let server: ServerHandle | undefined;
 let codex: string;
+let probe: EscapeProbe | undefined;
 
 beforeEach(async () => {
   codex = await workerCliBinary('codex');
@@ -27,9 +34,10 @@ beforeEach(async () => {
   world.linkBinary('codex', codex);
 }, 300_000);
 afterEach(async () => {
-  await endTaskTest(world, server, fake);
+  await endTaskTest(world, server, fake, probe);
   server = undefined;
   fake = undefined;
+  probe = undefined;
 });
 
 /** Codex turns: how many tool results the request already carries. */
@@ -45,9 +53,13 @@ function byToolResults(steps: FakeReply[]): (request: RecordedRequest) => FakeRe
   };
 }
 
-async function startWith(respond: (request: RecordedRequest) => FakeReply): Promise<ServerHandle> {
+async function startWith(
+  respond: (request: RecordedRequest) => FakeReply,
+  settings: { sandbox?: string; sandboxMode?: string } = {},
+): Promise<ServerHandle> {
   fake = await startFakeProvider({ respond });
   world.writeConfig({
+    ...(settings.sandbox ? { sandbox: settings.sandbox } : {}),
     profiles: {
       cx: {
         format: 'codex-cli',
@@ -55,6 +67,7 @@ async function startWith(respond: (request: RecordedRequest) => FakeReply): Prom
         model: 'gpt-fake',
         apiKeyEnv: 'CX_KEY',
         effort: 'low',
+        ...(settings.sandboxMode ? { sandboxMode: settings.sandboxMode } : {}),
       },
     },
   });
@@ -155,5 +168,88 @@ describe('codex-cli engine (the real Codex CLI against a fake Responses endpoint
       expect(help).toContain(flag);
     }
     expect(help).toMatch(/read-only, workspace-write, danger-full-access/);
+  });
+});
+
+describe('codex-cli engine in the OS sandbox', () => {
+  it('sandbox "required": Codex runs sandboxed, reaches its endpoint through the proxy only, writes only the worktree', async () => {
+    probe = await startEscapeProbe(world);
+    const handle = await startWith(
+      byToolResults([
+        { toolUses: [{ name: 'exec_command', input: { cmd: probe.command } }] },
+        {
+          toolUses: [
+            { name: 'exec_command', input: { cmd: "sed -i 's/a - b/a + b/' src/add.js" } },
+          ],
+        },
+        { text: 'Fixed add() in src/add.js with sed.' },
+      ]),
+      { sandbox: 'required' },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Fix add() so node test.js passes',
+      test_command: 'node test.js',
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 90_000);
+    expect(done, readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')).toMatch(
+      new RegExp(`^${id} done passed`),
+    );
+    // task_result waits for the work to be committed to the task's branch.
+    const result = await handle.callText('task_result', { task_id: id, include_patch: true });
+    expect(result.text).toContain('+exports.add = (a, b) => a + b;');
+    expect(result.text).not.toContain('unsandboxed');
+    await expectSandboxedTask(handle, id, new URL(fake!.url).host);
+    expectToolOutputRefused(fake!.requests.map((request) => request.body));
+    await probe.expectConfined();
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
+    const job = JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
+    expect(job).toMatchObject({ sandboxed: true, allowHosts: [new URL(fake!.url).host] });
+  });
+
+  it('sandbox "required" without bubblewrap: task_start refuses, naming what to install, before anything starts', async () => {
+    world.env.DELEGATE_BWRAP_PATH_FOR_TEST = '/nonexistent';
+    const handle = await startWith(() => ({ text: 'never asked' }), { sandbox: 'required' });
+    const started = await handle.callText('task_start', { task: 'Fix add()' });
+    expect(started.isError).toBe(true);
+    expect(started.text).toContain('sandbox is "required" but the OS sandbox is not available');
+    expect(started.text).toContain('apt-get install bubblewrap socat ripgrep');
+    expect(fake!.requests).toHaveLength(0);
+    expect(existsSync(join(world.dataHome, 'worktrees'))).toBe(false);
+    expect(existsSync(join(world.dataHome, 'jobs'))).toBe(false);
+  });
+
+  it('a read-only Codex profile: refused under "required" (its own sandbox cannot nest), unsandboxed and saying so under "auto"', async () => {
+    const handle = await startWith(() => ({ text: 'Nothing to change.' }), {
+      sandbox: 'required',
+      sandboxMode: 'read-only',
+    });
+    const refused = await handle.callText('task_start', { task: 'Look at add()' });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain("asks for Codex's read-only sandbox, which cannot run inside");
+    expect(existsSync(join(world.dataHome, 'jobs'))).toBe(false);
+    await handle.close();
+
+    world.writeConfig({
+      profiles: {
+        cx: {
+          format: 'codex-cli',
+          baseUrl: fake!.openaiBaseUrl,
+          model: 'gpt-fake',
+          apiKeyEnv: 'CX_KEY',
+          sandboxMode: 'read-only',
+        },
+      },
+    });
+    server = await startServer({ ...world.env, CX_KEY: SECRET });
+    const id = taskIdOf((await server.callText('task_start', { task: 'Look at add()' })).text);
+    expect(await pollTaskStatus(server, id, /done|failed|lost|timeout/, 90_000)).toMatch(
+      new RegExp(`^${id} done .* · unsandboxed$`),
+    );
+    const progress = await server.callText('task_progress', { task_id: id });
+    expect(progress.text).toContain(
+      'sandbox: off — unsandboxed (profile "cx" asks for Codex\'s read-only sandbox',
+    );
   });
 });

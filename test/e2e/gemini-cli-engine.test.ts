@@ -3,6 +3,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
+import {
+  expectSandboxedTask,
+  expectToolOutputRefused,
+  startEscapeProbe,
+  type EscapeProbe,
+} from '../helpers/cli-sandbox-probe.ts';
 import { startFakeGemini, type FakeGemini, type GeminiReply } from '../helpers/fake-gemini.ts';
 import { FIXED_ADD, git } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
@@ -15,6 +21,7 @@ let world: CliWorld;
 let fake: FakeGemini | undefined;
 let server: ServerHandle | undefined;
 let gemini: string;
+let probe: EscapeProbe | undefined;
 
 beforeEach(async () => {
   gemini = await workerCliBinary('gemini');
@@ -22,16 +29,27 @@ beforeEach(async () => {
   world.linkBinary('gemini', gemini);
 }, 300_000);
 afterEach(async () => {
-  await endTaskTest(world, server, fake);
+  await endTaskTest(world, server, fake, probe);
   server = undefined;
   fake = undefined;
+  probe = undefined;
 });
 
-async function startWith(steps: GeminiReply[]): Promise<ServerHandle> {
+async function startWith(
+  steps: GeminiReply[],
+  settings: { sandbox?: string; sandboxMode?: string } = {},
+): Promise<ServerHandle> {
   fake = await startFakeGemini(steps);
   world.writeConfig({
+    ...(settings.sandbox ? { sandbox: settings.sandbox } : {}),
     profiles: {
-      gm: { format: 'gemini-cli', baseUrl: fake.url, model: 'gemini-fake', apiKeyEnv: 'GM_KEY' },
+      gm: {
+        format: 'gemini-cli',
+        baseUrl: fake.url,
+        model: 'gemini-fake',
+        apiKeyEnv: 'GM_KEY',
+        ...(settings.sandboxMode ? { sandboxMode: settings.sandboxMode } : {}),
+      },
     },
   });
   server = await startServer({ ...world.env, GM_KEY: SECRET });
@@ -117,5 +135,38 @@ describe('gemini-cli engine (the real Gemini CLI against a fake Gemini API)', ()
     }
     expect(help).toMatch(/"auto_edit"/);
     expect(help).toMatch(/"stream-json"/);
+  });
+});
+
+describe('gemini-cli engine in the OS sandbox', () => {
+  it('sandbox "required": Gemini runs sandboxed, reaches its endpoint through the proxy only, writes only the worktree', async () => {
+    probe = await startEscapeProbe(world);
+    // Approval mode yolo (sandboxMode "danger-full-access"), so Gemini runs shell commands at all.
+    const handle = await startWith(
+      [
+        { call: { name: 'run_shell_command', args: { command: probe.command } } },
+        { call: { name: 'write_file', args: { file_path: 'src/add.js', content: FIXED_ADD } } },
+        { text: 'Rewrote src/add.js so add() adds.' },
+      ],
+      { sandbox: 'required', sandboxMode: 'danger-full-access' },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Fix add() so node test.js passes',
+      test_command: 'node test.js',
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 90_000);
+    expect(done, readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')).toMatch(
+      new RegExp(`^${id} done passed`),
+    );
+    // task_result waits for the work to be committed to the task's branch.
+    const result = await handle.callText('task_result', { task_id: id, include_patch: true });
+    expect(result.text).toContain('+exports.add = (a, b) => a + b;');
+    expect(result.text).not.toContain('unsandboxed');
+    await expectSandboxedTask(handle, id, new URL(fake!.url).host);
+    expectToolOutputRefused(fake!.requests.map((request) => request.body));
+    await probe.expectConfined();
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
   });
 });

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
@@ -67,5 +69,48 @@ describe('CLI-engine profiles', () => {
     await waitFor(() => liveProcesses((facts) => facts.commandLine === 'sleep 120 ').length === 1);
     await server.callText('task_cancel', { task_id: second });
     await waitFor(() => liveProcesses((facts) => facts.commandLine === 'sleep 120 ').length === 0);
+  });
+
+  it('a login profile’s CLI runs in the OS sandbox with its login readable and the other secrets hidden', async () => {
+    world.writeConfig({
+      sandbox: 'required',
+      profiles: { cc: { format: 'claude-cli', model: 'sonnet' } },
+    });
+    mkdirSync(join(world.home, '.claude'));
+    writeFileSync(join(world.home, '.claude', '.credentials.json'), 'LOGIN-TOKEN');
+    mkdirSync(join(world.home, '.ssh'));
+    writeFileSync(join(world.home, '.ssh', 'id_rsa'), 'SSH-SECRET');
+    // A stand-in that reports what it could read, the way Claude Code reports its result.
+    world.writeBinary(
+      'claude',
+      [
+        '#!/bin/sh',
+        'login=$(cat "$CLAUDE_CONFIG_DIR/.credentials.json" 2>&1)',
+        'ssh=$(cat "$HOME/.ssh/id_rsa" 2>&1 | tr -d \'"\')',
+        'printf \'{"type":"result","result":"login=%s ssh=%s"}\\n\' "$login" "$ssh"',
+        '',
+      ].join('\n'),
+    );
+    server = await startServer(world.env);
+    const id = taskIdOf((await server.callText('task_start', { task: 'Read' })).text);
+    await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
+    const result = await server.callText('task_result', { task_id: id });
+    expect(result.text).toContain('login=LOGIN-TOKEN');
+    expect(result.text).not.toContain('SSH-SECRET');
+    expect(result.text).not.toContain('unsandboxed');
+    const progress = await server.callText('task_progress', { task_id: id });
+    expect(progress.text).toContain(
+      'sandbox: on · network: api.anthropic.com, platform.claude.com',
+    );
+  });
+
+  it('without a working sandbox under "auto", a CLI task runs unsandboxed and says so', async () => {
+    world.writeBinary('claude', '#!/bin/sh\necho \'{"type":"result","result":"ran"}\'\n');
+    server = await startServer({ ...world.env, DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent' });
+    const id = taskIdOf((await server.callText('task_start', { task: 'Run' })).text);
+    const status = await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
+    expect(status).toMatch(new RegExp(`^${id} done .* · unsandboxed$`));
+    const progress = await server.callText('task_progress', { task_id: id });
+    expect(progress.text).toContain('sandbox: off — unsandboxed (the OS sandbox is not available');
   });
 });

@@ -1,10 +1,18 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/src/config/load-config.ts';
+import { taskAllowHosts, taskSandboxPolicy } from '../../server/src/agent/sandbox/index.ts';
+import { loadConfig, type ResolvedProfile } from '../../server/src/config/load-config.ts';
+import {
+  cliEndpointHosts,
+  cliSandboxPaths,
+} from '../../server/src/tasks/cli-engines/cli-sandbox.ts';
+import { cliEngineFor } from '../../server/src/tasks/cli-engines/engines.ts';
+import type { JobFile } from '../../server/src/tasks/job-store.ts';
+import { sandboxLine } from '../../server/src/tasks/task-format.ts';
 import { parseClaudeLine } from '../../server/src/tasks/cli-engines/claude-cli.ts';
-import { parseCodexLine } from '../../server/src/tasks/cli-engines/codex-cli.ts';
+import { codexCliEngine, parseCodexLine } from '../../server/src/tasks/cli-engines/codex-cli.ts';
 import { createGeminiParser } from '../../server/src/tasks/cli-engines/gemini-cli.ts';
 
 describe('claude-cli events', () => {
@@ -129,5 +137,113 @@ describe('CLI profiles and failover', () => {
     expect(
       configWith({ cc: { format: 'claude-cli', model: 'sonnet' } })().profiles.get('cc')?.format,
     ).toBe('claude-cli');
+  });
+});
+
+describe('CLI engines in the OS sandbox', () => {
+  const profile = (extra: Partial<ResolvedProfile>) =>
+    ({
+      name: 'p',
+      format: 'codex-cli',
+      model: 'm',
+      source: 'config',
+      origin: 'config.json',
+      ...extra,
+    }) as ResolvedProfile;
+  const claude = cliEngineFor('claude-cli');
+
+  it('let through the profile endpoint’s host:port, loopback literals for localhost, else the CLI’s login hosts', () => {
+    expect(cliEndpointHosts(claude, { baseUrl: 'http://127.0.0.1:8080/v1' })).toEqual([
+      '127.0.0.1:8080',
+    ]);
+    expect(cliEndpointHosts(claude, { baseUrl: 'https://api.example.com/anthropic' })).toEqual([
+      'api.example.com:443',
+    ]);
+    expect(cliEndpointHosts(claude, { baseUrl: 'http://[::1]/v1' })).toEqual(['[::1]:80']);
+    expect(cliEndpointHosts(claude, { baseUrl: 'http://localhost:11434' })).toEqual([
+      'localhost:11434',
+      '127.0.0.1:11434',
+      '[::1]:11434',
+    ]);
+    expect(cliEndpointHosts(claude, {})).toEqual(['api.anthropic.com', 'platform.claude.com']);
+    for (const format of ['claude-cli', 'codex-cli', 'gemini-cli'] as const) {
+      const hosts = cliEndpointHosts(cliEngineFor(format), {});
+      expect(hosts.length).toBeGreaterThan(0);
+      expect(taskAllowHosts(hosts)).toEqual(hosts);
+    }
+  });
+
+  it('make the CLI’s state folder writable, and a login profile’s existing login files readable', () => {
+    const home = mkdtempSync(join(tmpdir(), 'delegate-unit-'));
+    try {
+      mkdirSync(join(home, '.claude'));
+      writeFileSync(join(home, '.claude', '.credentials.json'), '{}');
+      expect(cliSandboxPaths(claude, {}, '/d/jobs/t_1/cli-state', home)).toEqual({
+        readable: [join(home, '.claude', '.credentials.json')],
+        writable: ['/d/jobs/t_1/cli-state'],
+      });
+      expect(cliSandboxPaths(claude, { baseUrl: 'http://127.0.0.1:1' }, '/s', home)).toEqual({
+        readable: [],
+        writable: ['/s'],
+      });
+      expect(cliSandboxPaths(cliEngineFor('codex-cli'), {}, '/s', home).readable).toEqual([]);
+      const policy = taskSandboxPolicy({
+        taskDir: '/w/t',
+        tmpDir: '/d/jobs/t_1/tmp',
+        dataHome: '/d',
+        home,
+        writable: ['/d/jobs/t_1/cli-state'],
+        readable: [join(home, '.claude', '.credentials.json')],
+      });
+      expect(policy.writable).toEqual(['/w/t', '/d/jobs/t_1/tmp', '/d/jobs/t_1/cli-state']);
+      expect(policy.readable).toContain('/d/jobs/t_1/cli-state');
+      expect(policy.readable).toContain(join(home, '.claude', '.credentials.json'));
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('Codex’s own sandbox is off inside the OS sandbox; a read-only Codex profile cannot run there', () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'delegate-unit-'));
+    try {
+      const args = (isSandboxed: boolean, sandboxMode?: ResolvedProfile['sandboxMode']) => {
+        const invocation = codexCliEngine.invocation({
+          prompt: 'x',
+          profile: profile({
+            baseUrl: 'http://127.0.0.1:1/v1',
+            ...(sandboxMode ? { sandboxMode } : {}),
+          }),
+          workdir: '/w',
+          stateDir,
+          userHome: stateDir,
+          isSandboxed,
+        }).args;
+        return invocation[invocation.indexOf('--sandbox') + 1];
+      };
+      expect(args(true)).toBe('danger-full-access');
+      expect(args(false)).toBe('workspace-write');
+      expect(args(false, 'read-only')).toBe('read-only');
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    expect(codexCliEngine.sandboxConflict?.(profile({ sandboxMode: 'read-only' }))).toMatch(
+      /profile "p" asks for Codex's read-only sandbox, which cannot run inside the OS sandbox/,
+    );
+    expect(codexCliEngine.sandboxConflict?.(profile({}))).toBeUndefined();
+    expect(
+      codexCliEngine.sandboxConflict?.(profile({ sandboxMode: 'workspace-write' })),
+    ).toBeUndefined();
+    expect('sandboxConflict' in claude).toBe(false);
+    expect('sandboxConflict' in cliEngineFor('gemini-cli')).toBe(false);
+  });
+
+  it('task_progress says whether a task runs sandboxed, and the hosts it may reach', () => {
+    const job = { sandboxed: true, allowHosts: ['127.0.0.1:8080'] } as JobFile;
+    expect(sandboxLine(job)).toBe('sandbox: on · network: 127.0.0.1:8080');
+    expect(sandboxLine({ sandboxed: true } as JobFile)).toBe('sandbox: on · network: none');
+    expect(sandboxLine({ sandboxed: false, sandboxNote: 'why' } as JobFile)).toBe(
+      'sandbox: off — unsandboxed (why)',
+    );
+    expect(sandboxLine({} as JobFile)).toBe('');
   });
 });

@@ -6,6 +6,7 @@ import {
   DEFAULT_LIMITS,
   decideSandbox,
   sandboxForJob,
+  type SandboxDecision,
   taskAllowHosts,
   withSandboxLease,
 } from '../agent/sandbox/index.ts';
@@ -16,8 +17,8 @@ import { resolveProfile } from '../config/resolve-profile.ts';
 import type { EngineContext } from '../engine-context.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
 import { UserError } from '../util/user-error.ts';
-import { isCliFormat } from '../config/schema.ts';
-import { cliEngineFor, findBinary } from './cli-engines/index.ts';
+import { isCliFormat, type SandboxMode } from '../config/schema.ts';
+import { cliEndpointHosts, cliEngineFor, findBinary } from './cli-engines/index.ts';
 import {
   appendEvent,
   isTerminal,
@@ -87,13 +88,20 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
         findAgent('reviewer', agentRootsFor(context.projectDir, context.env))?.profile,
       )
     : undefined;
-  const allowHosts = taskAllowHosts(profile.allowHosts, input.allowHosts);
   // A CLI engine must be installed before any worktree is made.
   const cliEngine = isCliFormat(profile.format) ? cliEngineFor(profile.format) : undefined;
   if (cliEngine) findBinary(cliEngine, context.env.PATH);
-  const sandbox = cliEngine
-    ? cliSandbox(cliEngine.format, config.sandbox)
-    : await decideSandbox(config.sandbox ?? 'auto', context.env);
+  // A CLI runs in the sandbox with its model calls: its endpoint is one of the task's hosts.
+  const allowHosts = taskAllowHosts(
+    profile.allowHosts,
+    input.allowHosts,
+    cliEngine ? cliEndpointHosts(cliEngine, profile) : undefined,
+  );
+  const sandbox = await decideTaskSandbox(
+    config.sandbox ?? 'auto',
+    context.env,
+    cliEngine?.sandboxConflict?.(profile),
+  );
   const project = realpathSync(context.projectDir);
   const workdir = confineWorkdir(project, input.workdir ?? '.');
   const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
@@ -163,17 +171,22 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
   return spawnWorker(job, context);
 }
 
-/** A CLI engine runs under its own permission rules, not the OS sandbox: refused where it is required. */
-function cliSandbox(
-  format: string,
-  mode: string | undefined,
-): { sandboxed: boolean; note: string } {
+/**
+ * The task's sandbox; a CLI that cannot run as its profile asks inside it (`conflict`) runs
+ * unsandboxed under `auto`, and is refused under `required` before anything is made.
+ */
+async function decideTaskSandbox(
+  mode: SandboxMode,
+  env: EngineContext['env'],
+  conflict: string | undefined,
+): Promise<SandboxDecision> {
+  if (conflict === undefined || mode === 'off') return decideSandbox(mode, env);
   if (mode === 'required') {
     throw new UserError(
-      `The sandbox setting is "required", and a ${format} profile runs its CLI outside the OS sandbox. Use a builtin-engine profile, or set "sandbox" to "auto".`,
+      `sandbox is "required", but ${conflict}. Give the profile another sandboxMode, use a builtin-engine profile, or set "sandbox": "auto" to run it unsandboxed (it says so).`,
     );
   }
-  return { sandboxed: false, note: `${format} runs under its own permission rules` };
+  return { sandboxed: false, note: conflict };
 }
 
 /** One task at a time in a checkout: a CLI task working in place waits for none, it is refused. */

@@ -36,6 +36,18 @@ export function statusLine(job: JobFile, now = Date.now()): string {
   return `${line.length <= room ? line : `${line.slice(0, room - 1)}…`}${mark}`;
 }
 
+/**
+ * Whether the task's commands (and its CLI, for a CLI engine) run in the OS sandbox, and the
+ * hosts they may reach; empty for a task recorded before the sandbox existed.
+ */
+export function sandboxLine(job: JobFile): string {
+  if (job.sandboxed === undefined) return '';
+  if (!job.sandboxed)
+    return `sandbox: off — unsandboxed (${job.sandboxNote ?? 'no reason recorded'})`;
+  const hosts = job.allowHosts?.length ? job.allowHosts.join(', ') : 'none';
+  return `sandbox: on · network: ${hosts}${job.sandboxNote ? ` · ${job.sandboxNote}` : ''}`;
+}
+
 /** task_result's text: facts first (verdict, test exit code and tail), then the summary and the patch. */
 export function resultText(
   job: JobFile,

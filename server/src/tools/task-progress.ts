@@ -7,7 +7,8 @@ export const taskProgressTool = defineTool({
   name: 'task_progress',
   title: 'Task progress (verbose)',
   description:
-    'Returns the verbose audit of one task: state, step, recent activity, files touched, cost so far, elapsed ' +
+    'Returns the verbose audit of one task: state, step, recent activity, files touched, whether it runs in the ' +
+    'OS sandbox (and the hosts it may reach), cost so far, elapsed ' +
     'time and the age of the last activity. Call it occasionally; task_status is the cheap poll.',
   inputSchema: {
     task_id: z.string().min(1).describe('The task.'),
@@ -21,7 +22,7 @@ export const taskProgressTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { getTask, readEvents, statusLine } = await loadEngines();
+    const { getTask, readEvents, sandboxLine, statusLine } = await loadEngines();
     const job = await getTask(context.dataHome, input.task_id);
     const now = Date.now();
     const seconds = (iso?: string) => (iso ? Math.round((now - Date.parse(iso)) / 1000) : 0);
@@ -31,8 +32,11 @@ export const taskProgressTool = defineTool({
       `elapsed: ${seconds(job.startedAt ?? job.createdAt)} s · last activity ${seconds(job.lastEventAt)} s ago · cost so far $${job.costUsd.toFixed(4)}`,
       `model: ${job.modelAnswered ?? job.profile ?? '?'} · turns ${job.step}/${job.maxTurns} · ${job.isolation === 'worktree' ? `branch ${job.branch}` : job.workdir}`,
       `files touched: ${job.filesTouched.length ? job.filesTouched.join(', ') : 'none yet'}`,
+      sandboxLine(job),
       'recent activity:',
       ...events.map((event) => `  ${event.ts.slice(11, 19)} ${event.type}: ${event.detail}`),
-    ].join('\n');
+    ]
+      .filter(Boolean)
+      .join('\n');
   },
 });

@@ -84,6 +84,8 @@ export interface TaskSandboxInput {
   /** Paths inside the task directory that commands may not change (git metadata). */
   readOnly?: readonly string[];
   limits?: ResourceLimits;
+  /** Further folders commands may write (and read), e.g. a CLI engine's private state folder. */
+  writable?: readonly string[];
 }
 
 /**
@@ -94,10 +96,10 @@ export interface TaskSandboxInput {
 export function taskSandboxPolicy(input: TaskSandboxInput): SandboxPolicy {
   const home = input.home?.trim() || homedir();
   return {
-    writable: [input.taskDir, input.tmpDir],
+    writable: [input.taskDir, input.tmpDir, ...(input.writable ?? [])],
     readOnly: [...new Set(input.readOnly ?? [])],
     unreadable: [input.dataHome, ...SECRET_HOME_PATHS.map((path) => join(home, path))],
-    readable: [input.taskDir, input.tmpDir, ...(input.readable ?? [])],
+    readable: [input.taskDir, input.tmpDir, ...(input.readable ?? []), ...(input.writable ?? [])],
     allowHosts: [...new Set(input.allowHosts ?? [])],
     tmpDir: input.tmpDir,
     home,

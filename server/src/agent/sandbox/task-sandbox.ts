@@ -24,16 +24,17 @@ export interface SandboxedJob {
 /**
  * The policy a task's commands run under, for the process about to run them (the server's
  * preflight, the worker): writes in the task's directory — the whole disposable worktree, or
- * the workdir of an in-place task — and `jobs/<id>/tmp`, never in git metadata (the
- * repository's git directory, the worktree's `.git` pointer, repositories already inside);
- * `extraReadable` readable. A task started sandboxed never runs unsandboxed: if the sandbox
- * stopped working since task_start, this throws and the task fails instead.
+ * the workdir of an in-place task — `jobs/<id>/tmp` and `extraWritable`, never in git
+ * metadata (the repository's git directory, the worktree's `.git` pointer, repositories
+ * already inside); `extraReadable` readable. A task started sandboxed never runs unsandboxed:
+ * if the sandbox stopped working since task_start, this throws and the task fails instead.
  */
 export async function sandboxForJob(
   job: SandboxedJob,
   dataHome: string,
   env: Environment,
   extraReadable: readonly string[] = [],
+  extraWritable: readonly string[] = [],
 ): Promise<SandboxPolicy | undefined> {
   if (!job.sandboxed) return undefined;
   // task_start probed the sandbox already; here starting it (dependencies, proxies) is enough.
@@ -55,6 +56,7 @@ export async function sandboxForJob(
     readable: [taskDir, ...extraReadable],
     readOnly: gitMetadataOf(job),
     ...(job.limits ? { limits: job.limits } : {}),
+    writable: extraWritable,
   });
 }
 

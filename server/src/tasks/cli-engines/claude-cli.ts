@@ -6,6 +6,7 @@ import type { CliEngine, CliEvent, CliFailureKind } from './cli-engine.ts';
 const ALLOWED_TOOLS = ['Read', 'Glob', 'Grep', 'LS', 'Bash', 'Edit(./**)', 'Write(./**)'];
 const DENIED_TOOLS = ['WebFetch', 'WebSearch'];
 const EDIT_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
+const LOGIN_FILE = join('.claude', '.credentials.json');
 /** Variables of an enclosing Claude Code session that would make the child refuse or misbehave. */
 const NESTED_SESSION_VARIABLES = [
   'CLAUDECODE',
@@ -26,6 +27,9 @@ export const claudeCliEngine: CliEngine = {
   binary: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
   loginHint: 'log in: run `claude` then /login (or give the profile a baseUrl and a key)',
+  // The API and the OAuth token refresh (BASE_API_URL and TOKEN_URL in its code).
+  loginHosts: ['api.anthropic.com', 'platform.claude.com'],
+  loginFiles: [LOGIN_FILE],
   invocation(input) {
     const configDir = join(input.stateDir, 'claude-config');
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
@@ -67,7 +71,7 @@ export const claudeCliEngine: CliEngine = {
 
 /** The user's login (`~/.claude/.credentials.json`) stays shared; the rest of the config is the task's. */
 function shareLogin(userHome: string, configDir: string): void {
-  const credentials = join(userHome, '.claude', '.credentials.json');
+  const credentials = join(userHome, LOGIN_FILE);
   const link = join(configDir, '.credentials.json');
   if (existsSync(credentials) && !existsSync(link)) symlinkSync(credentials, link);
 }

@@ -34,6 +34,8 @@ export interface CliInvocationInput {
   stateDir: string;
   /** The user's HOME, whose CLI login stays shared. */
   userHome: string;
+  /** The CLI runs inside the task's OS sandbox (which may rule out its own sandbox). */
+  isSandboxed: boolean;
 }
 
 export interface CliInvocation {
@@ -55,7 +57,19 @@ export interface CliEngine {
   npmPackage: string;
   /** What the user runs to log in (said in an auth_failed outcome). */
   loginHint: string;
+  /**
+   * Hosts the CLI calls with the user's own login (a profile without `baseUrl`), as found in
+   * the CLI's own code: the network its sandboxed run gets, besides `allowHosts`.
+   */
+  loginHosts: readonly string[];
+  /** The user's login files (relative to HOME) the CLI reads when the profile has no `baseUrl`. */
+  loginFiles: readonly string[];
   invocation(input: CliInvocationInput): CliInvocation;
+  /**
+   * Why the CLI cannot run as this profile asks inside the OS sandbox, when it cannot (its own
+   * sandbox would have to nest there); absent for a CLI that always can.
+   */
+  sandboxConflict?(profile: ResolvedProfile): string | undefined;
   /** A parser for one run's event stream (it may keep state across lines). */
   createParser(): (line: string) => CliEvent[];
 }

@@ -5,6 +5,7 @@ import type { CliEngine, CliEvent, CliFailureKind } from './cli-engine.ts';
 /** The variable the per-task Codex config names for the profile's key (set for the child only). */
 const KEY_VARIABLE = 'DELEGATE_CODEX_API_KEY';
 const NESTED_VARIABLES = ['CODEX_HOME', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'CODEX_SANDBOX'];
+const LOGIN_FILE = join('.codex', 'auth.json');
 
 /**
  * Codex CLI as a worker: `codex exec --json` in the task's directory, a per-task CODEX_HOME
@@ -15,6 +16,9 @@ export const codexCliEngine: CliEngine = {
   binary: 'codex',
   npmPackage: '@openai/codex',
   loginHint: 'log in: run `codex login` (or give the profile a baseUrl and a key)',
+  // A ChatGPT login (its backend and token refresh) or an API-key login, from its code.
+  loginHosts: ['chatgpt.com', 'auth.openai.com', 'api.openai.com'],
+  loginFiles: [LOGIN_FILE],
   invocation(input) {
     const codexHome = join(input.stateDir, 'codex-home');
     mkdirSync(codexHome, { recursive: true, mode: 0o700 });
@@ -24,7 +28,11 @@ export const codexCliEngine: CliEngine = {
       shareLogin(input.userHome, codexHome);
     }
     const lastMessage = join(input.stateDir, 'last-message.txt');
-    const sandbox = input.profile.sandboxMode ?? 'workspace-write';
+    // Codex's own sandbox cannot run inside the OS sandbox (see sandboxConflict), which then
+    // confines it and every command it runs instead.
+    const sandbox = input.isSandboxed
+      ? 'danger-full-access'
+      : (input.profile.sandboxMode ?? 'workspace-write');
     const args = [
       'exec',
       '--json',
@@ -53,6 +61,12 @@ export const codexCliEngine: CliEngine = {
     };
   },
   createParser: () => parseCodexLine,
+  sandboxConflict: (profile) =>
+    profile.sandboxMode === 'read-only'
+      ? `profile "${profile.name}" asks for Codex's read-only sandbox, which cannot run inside the OS ` +
+        'sandbox (Codex confines each command with a bubblewrap of its own, and the OS sandbox refuses ' +
+        'the user namespace that needs), and the OS sandbox alone lets commands write the worktree'
+      : undefined,
 };
 
 function providerConfig(baseUrl: string): string {
@@ -71,7 +85,7 @@ function providerConfig(baseUrl: string): string {
 }
 
 function shareLogin(userHome: string, codexHome: string): void {
-  const auth = join(userHome, '.codex', 'auth.json');
+  const auth = join(userHome, LOGIN_FILE);
   const link = join(codexHome, 'auth.json');
   if (existsSync(auth) && !existsSync(link)) symlinkSync(auth, link);
 }

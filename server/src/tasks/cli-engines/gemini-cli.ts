@@ -22,6 +22,9 @@ export const geminiCliEngine: CliEngine = {
   npmPackage: '@google/gemini-cli',
   loginHint:
     'log in: run `gemini` and pick "Login with Google" (or give the profile a baseUrl and a key)',
+  // Code Assist (CODE_ASSIST_ENDPOINT in its code) and Google's OAuth token refresh.
+  loginHosts: ['cloudcode-pa.googleapis.com', 'oauth2.googleapis.com'],
+  loginFiles: LOGIN_FILES.map((file) => join('.gemini', file)),
   invocation(input) {
     const home = join(input.stateDir, 'gemini-home');
     const settingsDir = join(home, '.gemini');

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { prepareCommand, type SandboxPolicy } from '../../agent/sandbox/index.ts';
 import { killProcessGroup } from '../../agent/worker-tools/index.ts';
+import { shellQuote } from '../../util/shell-quote.ts';
 import type { CliEngine, CliEvent, CliFailure, CliInvocation } from './cli-engine.ts';
 
 const STDERR_TAIL_BYTES = 2_000;
@@ -12,6 +14,8 @@ export interface CliRunOptions {
   cwd: string;
   /** The task's clean environment (no keys), to which the invocation's variables are added. */
   baseEnv: Record<string, string>;
+  /** The OS sandbox the CLI and everything it starts run in, when the task has one. */
+  sandbox?: SandboxPolicy;
   /** Kill the whole tree when the CLI prints nothing for this long. */
   idleTimeoutMs: number;
   signal: AbortSignal;
@@ -30,16 +34,41 @@ export interface CliRunOutcome {
 }
 
 /**
- * Runs a CLI in its own process group in the task's directory, feeding each JSON line of its
- * stdout to the engine's parser. Idle timeout and abort kill the whole group (TERM, then KILL).
+ * Runs a CLI in its own process group in the task's directory (inside the task's OS sandbox
+ * when it has one), feeding each JSON line of its stdout to the engine's parser. Idle timeout
+ * and abort kill the whole group (TERM, then KILL); in the sandbox, bubblewrap's death ends
+ * its PID namespace and everything the CLI started there.
  */
-export function runCliEngine(options: CliRunOptions): Promise<CliRunOutcome> {
+export async function runCliEngine(options: CliRunOptions): Promise<CliRunOutcome> {
   const env: Record<string, string> = { ...options.baseEnv, ...options.invocation.env };
   for (const name of options.invocation.unset) {
     if (!(name in options.invocation.env)) delete env[name];
   }
+  const prepared = await prepareCommand(cliCommand(options), options.sandbox, env);
+  try {
+    return await spawnCli(options, prepared.script, env);
+  } finally {
+    prepared.release();
+  }
+}
+
+/**
+ * The CLI as a `bash -c` command. In the sandbox, loopback is in the NO_PROXY the runtime
+ * sets, and a client honouring it would try a direct connection that the sandbox's empty
+ * network namespace cannot make: an endpoint on 127.0.0.1 is reached through the proxy too.
+ */
+function cliCommand(options: CliRunOptions): string {
+  const words = [options.binary, ...options.invocation.args].map(shellQuote).join(' ');
+  return `${options.sandbox ? 'unset NO_PROXY no_proxy; ' : ''}exec ${words}`;
+}
+
+function spawnCli(
+  options: CliRunOptions,
+  script: string,
+  env: Record<string, string>,
+): Promise<CliRunOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(options.binary, options.invocation.args, {
+    const child = spawn('bash', ['-c', script], {
       cwd: options.cwd,
       env,
       detached: true,

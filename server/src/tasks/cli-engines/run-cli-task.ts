@@ -1,21 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
+import { sandboxForJob } from '../../agent/sandbox/index.ts';
 import { workerEnv } from '../../agent/worker-tools/index.ts';
-import { loadConfig, type ResolvedProfile } from '../../config/load-config.ts';
+import { loadConfig } from '../../config/load-config.ts';
 import { slotsDir } from '../../config/paths.ts';
 import { endpointFor } from '../../config/profile-endpoint.ts';
 import { resolveProfile } from '../../config/resolve-profile.ts';
 import { isCliFormat } from '../../config/schema.ts';
-import { appendLedger } from '../../engine/ledger.ts';
 import { acquireSlot, type PoolSlot } from '../../engine/pool.ts';
 import { poolKeyOf, poolSizeOf } from '../../engine/pool-key.ts';
 import type { EngineContext } from '../../engine-context.ts';
 import { appendEvent, jobDir, type JobFile, type VerificationFacts } from '../job-store.ts';
-import { errorMessage } from '../../util/user-error.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { createTaskFixRounds } from '../fix-rounds.ts';
 import type { CliEvent, CliFailure } from './cli-engine.ts';
+import { recordRun } from './cli-run-ledger.ts';
+import { cliSandboxPaths } from './cli-sandbox.ts';
 import { DEFAULT_COOLDOWN_S, startCooldown, waitForStartTurn } from './cooldown.ts';
 import { findBinary } from './find-binary.ts';
 import { cliEngineFor } from './engines.ts';
@@ -77,7 +77,15 @@ export async function runCliTask(
     const stateDir = join(directory, 'cli-state');
     mkdirSync(join(directory, 'tmp'), { recursive: true });
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    appendEvent(dataHome, job.id, 'engine', `${engine.format}: ${binary}`);
+    const paths = cliSandboxPaths(engine, profile, stateDir, env.HOME ?? '');
+    // A task started sandboxed fails here rather than run its CLI unsandboxed.
+    const sandbox = await sandboxForJob(job, dataHome, env, paths.readable, paths.writable);
+    appendEvent(
+      dataHome,
+      job.id,
+      'engine',
+      `${engine.format}: ${binary}${sandbox ? ' (in the OS sandbox)' : ''}`,
+    );
     let step = 0;
     /** What the finished runs cost, and what the current one has reported so far (absolute). */
     const cost = { before: 0, run: 0 };
@@ -127,12 +135,14 @@ export async function runCliTask(
         workdir: job.workdir,
         stateDir,
         userHome: env.HOME ?? '',
+        isSandboxed: sandbox !== undefined,
       });
       const run = await runCliEngine({
         engine,
         binary,
         invocation,
         cwd: job.workdir,
+        ...(sandbox ? { sandbox } : {}),
         baseEnv: workerEnv(env, {
           TMPDIR: join(directory, 'tmp'),
           [TASK_ID_VARIABLE]: job.id,
@@ -170,6 +180,7 @@ export async function runCliTask(
           {
             dataHome,
             env,
+            ...(sandbox ? { sandbox } : {}),
             turnsPerRound: 0,
             signal,
             onActivity: (activity) => hooks.recordActivity(activity),
@@ -194,42 +205,6 @@ export async function runCliTask(
   } finally {
     for (const slot of slots) await slot.release();
   }
-}
-
-/**
- * One ledger line per CLI run, with the cost the CLI reported (tokens are not reported by
- * every CLI): `usage` and the daily budget see CLI work beside API calls.
- */
-async function recordRun(
-  dataHome: string,
-  run: {
-    job: JobFile;
-    profile: ResolvedProfile;
-    started: number;
-    costUsd: number;
-    error?: unknown;
-  },
-): Promise<void> {
-  await appendLedger(dataHome, {
-    ts: new Date().toISOString(),
-    callId: randomUUID(),
-    profile: run.profile.name,
-    format: run.profile.format,
-    modelAsked: run.profile.model,
-    modelAnswered: '',
-    inputTokens: 0,
-    outputTokens: 0,
-    cachedInputTokens: 0,
-    reasoningTokens: 0,
-    costUsd: run.costUsd,
-    latencyMs: Date.now() - run.started,
-    outcome: run.error === undefined ? 'ok' : 'error',
-    attempts: 1,
-    taskId: run.job.id,
-    bytesSent: 0,
-    supervisorTokensAvoided: 0,
-    ...(run.error !== undefined ? { error: errorMessage(run.error) } : {}),
-  }).catch(() => undefined);
 }
 
 /** The CLI's failure as the task's error, its kind first; a throttle starts the shared cooldown. */
