@@ -109,7 +109,8 @@ async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitPro
     nestedAtStart: job.nestedGitAtStart ?? [],
     quarantineDir: join(jobDir(dataHome, job.id), 'quarantine'),
   });
-  const damaged = await repositoryDamage(job.git);
+  // Under the sandbox the repository is read-only to the worker: the history walk is skipped.
+  const damaged = await repositoryDamage(job.git, job.sandboxed !== true);
   return tampered.length + damaged.length > 0 ? { tampered, damaged } : undefined;
 }
 

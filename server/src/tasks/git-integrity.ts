@@ -114,10 +114,14 @@ async function checkCommonDir(
 
 /**
  * Whether the user's repository still works: HEAD (when it had a commit at the start) and the
- * current branch resolve, refs can be listed, and (within a time bound) every ref's history is
- * complete. Returns what is broken; empty when all checks pass or could not finish in time.
+ * current branch resolve, refs can be listed, and — when `isThorough`, for a task whose
+ * commands could write the repository (no sandbox) — every ref's history is complete (within a
+ * time bound). Returns what is broken; empty when all checks pass or could not finish in time.
  */
-export async function repositoryDamage(recorded: RecordedGit): Promise<string[]> {
+export async function repositoryDamage(
+  recorded: RecordedGit,
+  isThorough = true,
+): Promise<string[]> {
   const repository: PinnedRepository = { gitDir: recorded.commonDir, workTree: recorded.workTree };
   const options = { repository, timeoutMs: FSCK_TIMEOUT_MS };
   const cwd = recorded.workTree;
@@ -130,7 +134,7 @@ export async function repositoryDamage(recorded: RecordedGit): Promise<string[]>
   if ((await tryGit(cwd, ['for-each-ref', '--count=1'], options)) === undefined) {
     problems.push('its refs can no longer be read');
   }
-  if (problems.length > 0 || !recorded.startCommit) return problems;
+  if (problems.length > 0 || !recorded.startCommit || !isThorough) return problems;
   try {
     await git(cwd, ['fsck', '--connectivity-only', '--no-dangling', '--no-progress'], options);
   } catch (error) {

@@ -7,6 +7,7 @@ import { errorMessage, UserError } from '../../util/user-error.ts';
 import type { SandboxPolicy } from './sandbox-policy.ts';
 import { createPidsGroup } from './pids-cgroup.ts';
 import { closeSession, probeSession, startSession, withSessionLease } from './sandbox-session.ts';
+import { shellQuote } from '../../util/shell-quote.ts';
 
 export { BWRAP_PATH_VARIABLE } from './sandbox-session.ts';
 
@@ -127,8 +128,4 @@ function filesystemOf(policy: SandboxPolicy): Partial<RuntimeConfig> {
       allowRead: literal(policy.readable),
     },
   };
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { shellQuote } from '../../util/shell-quote.ts';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
 const REMOVE_TRIES = 20;
@@ -93,8 +94,4 @@ function removeLater(dir: string, tries = REMOVE_TRIES): void {
     if (code === 'ENOENT' || tries <= 1) return;
     setTimeout(() => removeLater(dir, tries - 1), REMOVE_RETRY_MS).unref();
   }
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

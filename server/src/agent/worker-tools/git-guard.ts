@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { shellQuote } from '../../util/shell-quote.ts';
 
 /**
  * The `git` a task worker runs (POSIX sh). The task works on its own branch and the
@@ -135,8 +136,6 @@ fi
 guard "$@"
 exec "$real_git" -c core.hooksPath=/dev/null "$@"
 `;
-
-const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
 /**
  * Installs the git guard as `<binDir>/git` and returns binDir, to be put first on the PATH
