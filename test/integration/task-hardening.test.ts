@@ -196,7 +196,8 @@ describe('budget mid-run', () => {
     const spent = readLedger(world.dataHome)
       .filter((record) => record.taskId === id)
       .reduce((total, record) => total + record.costUsd, 0);
-    expect(spent).toBeGreaterThan(0.03);
+    // It spent a good part of the cap (calls of ~1.3 cents each, growing) before it stopped.
+    expect(spent).toBeGreaterThan(0.02);
     expect(spent).toBeLessThanOrEqual(cap);
     // The output allowance (8,192 tokens would cost $0.08) shrank to what was left, call by call.
     const allowances = workerRequests().map((request) => Number(request.body.max_tokens));
