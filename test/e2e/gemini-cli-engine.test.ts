@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
 import {
-  expectSandboxedTask,
-  expectToolOutputRefused,
+  expectSandboxedFix,
   startEscapeProbe,
   type EscapeProbe,
 } from '../helpers/cli-sandbox-probe.ts';
@@ -150,23 +149,6 @@ describe('gemini-cli engine in the OS sandbox', () => {
       ],
       { sandbox: 'required', sandboxMode: 'danger-full-access' },
     );
-    const started = await handle.callText('task_start', {
-      task: 'Fix add() so node test.js passes',
-      test_command: 'node test.js',
-    });
-    expect(started.isError, started.text).toBe(false);
-    const id = taskIdOf(started.text);
-    const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 90_000);
-    expect(done, readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')).toMatch(
-      new RegExp(`^${id} done passed`),
-    );
-    // task_result waits for the work to be committed to the task's branch.
-    const result = await handle.callText('task_result', { task_id: id, include_patch: true });
-    expect(result.text).toContain('+exports.add = (a, b) => a + b;');
-    expect(result.text).not.toContain('unsandboxed');
-    await expectSandboxedTask(handle, id, new URL(fake!.url).host);
-    expectToolOutputRefused(fake!.requests.map((request) => request.body));
-    await probe.expectConfined();
-    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
+    await expectSandboxedFix(handle, world, fake!, probe);
   });
 });

@@ -1,12 +1,14 @@
 // What a CLI engine task is asked to try inside the OS sandbox, and how the test judges it on
 // the host: a file in HOME, a file in the user's checkout, a direct TCP connection to a
 // listener on 127.0.0.1 (the CLI's own model calls reach their endpoint only through the proxy).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { git } from './git-project.ts';
 import type { ServerHandle } from './mcp-server.ts';
+import { pollTaskStatus, taskIdOf } from './wait.ts';
 
 export interface EscapeProbe {
   /** The shell command the fake model asks the CLI to run. */
@@ -70,4 +72,35 @@ export async function expectSandboxedTask(
   expect(progress.text).not.toContain('unsandboxed');
   const status = await handle.callText('task_status', { task_id: id });
   expect(status.text).not.toContain('unsandboxed');
+}
+
+/**
+ * Starts the fix-add() task and checks it ran sandboxed: it passed, its fix is on the task
+ * branch, task_progress shows the endpoint as the only host, and the probe's writes and
+ * connection from inside were refused. Returns the task id.
+ */
+export async function expectSandboxedFix(
+  handle: ServerHandle,
+  world: { dataHome: string; project: string },
+  fake: { url: string; requests: Array<{ body?: unknown }> },
+  probe: EscapeProbe,
+): Promise<string> {
+  const started = await handle.callText('task_start', {
+    task: 'Fix add() so node test.js passes',
+    test_command: 'node test.js',
+  });
+  expect(started.isError, started.text).toBe(false);
+  const id = taskIdOf(started.text);
+  const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 90_000);
+  const events = readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8');
+  expect(done, events).toMatch(new RegExp(`^${id} done passed`));
+  // task_result waits for the work to be committed to the task's branch.
+  const result = await handle.callText('task_result', { task_id: id, include_patch: true });
+  expect(result.text).toContain('+exports.add = (a, b) => a + b;');
+  expect(result.text).not.toContain('unsandboxed');
+  await expectSandboxedTask(handle, id, new URL(fake.url).host);
+  expectToolOutputRefused(fake.requests.map((request) => request.body));
+  await probe.expectConfined();
+  expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
+  return id;
 }

@@ -54,6 +54,10 @@ export interface LoadedConfig {
   configFile: string;
 }
 
+/** The lower of two optional limits. */
+const lower = (a?: number, b?: number) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+
 /**
  * Caps merged so that each layer can only tighten what came before: a cloned repository's
  * `.claude/delegate.json` must not lift the spending limits its user set.
@@ -62,8 +66,6 @@ function tighterBudget(
   before: LoadedConfig['budget'],
   layer: LoadedConfig['budget'] | undefined,
 ): LoadedConfig['budget'] {
-  const lower = (a?: number, b?: number) =>
-    a === undefined ? b : b === undefined ? a : Math.min(a, b);
   const dailyUsd = lower(before.dailyUsd, layer?.dailyUsd);
   const perTaskUsd = lower(before.perTaskUsd, layer?.perTaskUsd);
   return {
@@ -77,8 +79,6 @@ function tighterLimits(
   before: LoadedConfig['tasks'],
   layer: LoadedConfig['tasks'] | undefined,
 ): LoadedConfig['tasks'] {
-  const lower = (a?: number, b?: number) =>
-    a === undefined ? b : b === undefined ? a : Math.min(a, b);
   const maxProcesses = lower(before.maxProcesses, layer?.maxProcesses);
   const maxMemoryMb = lower(before.maxMemoryMb, layer?.maxMemoryMb);
   return {
