@@ -146,6 +146,43 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(ids.map((id) => jobOf(id).sandboxed)).toEqual([true]);
   });
 
+  for (const isolation of ['worktree', 'none'] as const) {
+    it(`a task in a subdirectory runs commands and passes its test (required, isolation ${isolation})`, async () => {
+      world.writeProjectFile(
+        'pkg/test.js',
+        "require('fs').readFileSync('made.txt'); console.log('ok');\n",
+      );
+      git(world.project, 'add', '-A');
+      git(world.project, 'commit', '-qm', 'pkg');
+      const handle = await startWith(
+        [bash('pwd; echo made > made.txt; ls'), { text: 'Made made.txt.' }],
+        { sandbox: 'required' },
+      );
+      const started = await handle.callText('task_start', {
+        task: 'Make made.txt',
+        workdir: 'pkg',
+        isolation,
+        test_command: 'node test.js',
+      });
+      expect(started.isError, started.text).toBe(false);
+      const id = taskIdOf(started.text);
+      const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
+      const outputs = JSON.stringify(fake!.requests.at(-1)?.body?.messages ?? []);
+      expect(done, outputs).toMatch(new RegExp(`^${id} done passed`));
+      expect(jobOf(id).sandboxed).toBe(true);
+      // Before the sandbox let a worktree be written whole, bubblewrap failed every command here.
+      expect(outputs).toMatch(/\/pkg\\n.*made\.txt/);
+      const made =
+        isolation === 'none'
+          ? join(world.project, 'pkg', 'made.txt')
+          : join(jobOf(id).worktreePath, 'pkg', 'made.txt');
+      expect(existsSync(made)).toBe(true);
+      expect(git(world.project, 'status', '--porcelain')).toBe(
+        isolation === 'none' ? '?? pkg/made.txt' : '',
+      );
+    });
+  }
+
   it('refuses an allow_hosts entry that is not a host', async () => {
     const handle = await startWith([{ text: 'never' }], {});
     const refused = await handle.callText('task_start', {
