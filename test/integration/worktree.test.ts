@@ -18,6 +18,7 @@ import {
   isGitRepository,
   mergeInstructions,
   recordGit,
+  recordStartedTask,
   removeWorktree,
   repositoryRoot,
   snapshotWork,
@@ -130,6 +131,23 @@ describe('worktree lifecycle', () => {
     expect(run(repo, 'branch', '--show-current')).toBe('main');
     expect(run(repo, 'status', '--porcelain')).toBe('');
     expect(existsSync(join(root, 'hook-ran'))).toBe(false);
+  });
+
+  it("finds a task's git from the repository for a task started before it was recorded", async () => {
+    const created = await start();
+    const job = {
+      isolation: 'worktree' as const,
+      workdir: worktreePath,
+      repoDir: repo,
+      worktreePath,
+    };
+    const recorded = { ...created.git, startCommit: undefined };
+    delete recorded.startCommit;
+    expect(await recordStartedTask(job)).toEqual(recorded);
+    // A re-pointed worktree is not followed: the repository's own record says where it is.
+    writeFileSync(join(worktreePath, '.git'), `gitdir: ${join(root, 'elsewhere')}\n`);
+    expect(await recordStartedTask(job)).toEqual(recorded);
+    expect(await recordStartedTask({ isolation: 'none', workdir: root })).toBeUndefined();
   });
 
   it('snapshots modified, added, deleted and binary files into a patch that applies', async () => {

@@ -15,7 +15,7 @@ import {
   type ReviewFacts,
   type VerificationFacts,
 } from './job-store.ts';
-import { describeChanges, mergeInstructions, snapshotWork } from './worktree.ts';
+import { describeChanges, mergeInstructions, recordStartedTask, snapshotWork } from './worktree.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
 export interface TaskResultFile {
@@ -173,15 +173,16 @@ async function writeResult(dataHome: string, job: JobFile, path: string): Promis
 }
 
 async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResultFile>> {
-  if (!job.git) return {};
   if (job.gitProblems?.tampered.length) {
     return { salvageError: 'not salvaged: the git metadata was tampered with' };
   }
   try {
+    const recorded = job.git ?? (await recordStartedTask(job));
+    if (!recorded) return {};
     if (job.isolation === 'worktree' && job.baseCommit && job.repoDir && job.branch) {
       const patchPath = join(jobDir(dataHome, job.id), 'patch.diff');
       const snapshot = await snapshotWork({
-        repository: job.git,
+        repository: recorded,
         baseCommit: job.baseCommit,
         message: `delegate ${job.id}: ${job.task.split('\n')[0]?.slice(0, 60) ?? ''}`,
         patchPath,
@@ -198,7 +199,7 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
         }),
       };
     }
-    return { ...(await describeChanges(job.git)), patchBytes: 0 };
+    return { ...(await describeChanges(recorded)), patchBytes: 0 };
   } catch (error) {
     return { salvageError: errorMessage(error) };
   }

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import {
@@ -57,6 +57,34 @@ export async function recordGit(dir: string): Promise<RecordedGit> {
     ...(pointer !== undefined ? { pointer } : {}),
     ...(startCommit ? { startCommit } : {}),
   };
+}
+
+/**
+ * The recorded git of a task started before tasks recorded it (an upgrade while it ran), so
+ * that its work is still salvaged: a worktree's git directory is found from the user's
+ * repository (`<common dir>/worktrees/*\/gitdir` naming the worktree), never from the
+ * worktree's own `.git`; an in-place task's as at the start. Undefined outside git.
+ */
+export async function recordStartedTask(job: {
+  isolation: 'worktree' | 'none';
+  workdir: string;
+  repoDir?: string;
+  worktreePath?: string;
+}): Promise<RecordedGit | undefined> {
+  if (job.isolation === 'none' || !job.repoDir || !job.worktreePath) {
+    return (await isGitRepository(job.workdir)) ? recordGit(job.workdir) : undefined;
+  }
+  const common = (await git(job.repoDir, ['rev-parse', '--git-common-dir'])).trim();
+  const commonDir = await realpath(resolve(job.repoDir, common));
+  const workTree = await realpath(job.worktreePath).catch(() => job.worktreePath!);
+  const entries = await readdir(join(commonDir, 'worktrees')).catch(() => []);
+  for (const entry of entries) {
+    const gitDir = join(commonDir, 'worktrees', entry);
+    const named = await readFile(join(gitDir, 'gitdir'), 'utf8').catch(() => '');
+    if (dirname(named.trim()) !== workTree) continue;
+    return { gitDir, commonDir, workTree, pointer: `gitdir: ${gitDir}\n` };
+  }
+  return undefined;
 }
 
 /** The worktree's absolute path with symlinks in its parent resolved; parents are created. */
