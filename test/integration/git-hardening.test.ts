@@ -141,7 +141,13 @@ describe('git as the product runs it, in a repository whose own config runs comm
     expect(paths).toEqual(expect.arrayContaining(['a.txt', 'b.txt']));
     expect(snapshot.commit).toBeDefined();
     expect(await repositoryDamage(created.git)).toEqual([]);
-    await removeWorktree({ repoDir: repo, worktreePath: created.path, branch: 'delegate/t_x' });
+    const removed = await removeWorktree({
+      repoDir: repo,
+      commonDir: created.git.commonDir,
+      worktreePath: created.path,
+      branch: 'delegate/t_x',
+    });
+    expect(removed).toMatchObject({ worktreeRemoved: true, branchDeleted: false });
     expect(markers()).toEqual([]);
   });
 

@@ -11,6 +11,7 @@ import {
   workerIdentity,
   writePatch,
   type ChangeFacts,
+  type GitOptions,
   type PinnedRepository,
 } from './git.ts';
 import { errorMessage } from '../util/user-error.ts';
@@ -220,8 +221,12 @@ async function canonicalPath(path: string): Promise<string> {
   return join(parent, basename(absolute));
 }
 
-async function removeRegisteredWorktree(root: string, worktreePath: string): Promise<boolean> {
-  const listing = await git(root, ['worktree', 'list', '--porcelain']);
+async function removeRegisteredWorktree(
+  root: string,
+  worktreePath: string,
+  options: GitOptions,
+): Promise<boolean> {
+  const listing = await git(root, ['worktree', 'list', '--porcelain'], options);
   const registered = listing
     .split('\n')
     .filter((line) => line.startsWith('worktree '))
@@ -231,7 +236,7 @@ async function removeRegisteredWorktree(root: string, worktreePath: string): Pro
   for (const entry of registered) {
     if ((await canonicalPath(entry)) !== wanted) continue;
     // Twice --force: also removes a locked worktree; a missing directory is unregistered.
-    await git(root, ['worktree', 'remove', '--force', '--force', entry]);
+    await git(root, ['worktree', 'remove', '--force', '--force', entry], options);
     return true;
   }
   return false;
@@ -241,18 +246,20 @@ async function settleBranch(
   root: string,
   branch: string,
   keepBranch: boolean,
+  options: GitOptions,
 ): Promise<{ branchDeleted: boolean; note?: string }> {
-  const tip = await resolveCommit(root, `refs/heads/${branch}`);
+  const tip = await resolveCommit(root, `refs/heads/${branch}`, options);
   if (!tip) return { branchDeleted: false };
   if (keepBranch) return { branchDeleted: false, note: `Branch ${branch} kept as asked.` };
-  const isMerged = (await tryGit(root, ['merge-base', '--is-ancestor', tip, 'HEAD'])) !== undefined;
+  const isMerged =
+    (await tryGit(root, ['merge-base', '--is-ancestor', tip, 'HEAD'], options)) !== undefined;
   if (!isMerged) {
     const note = `Branch ${branch} kept: it has commits not merged into the current HEAD; delete it with \`git branch -D ${branch}\` once you no longer need them.`;
     return { branchDeleted: false, note };
   }
   try {
     // `branch -D` (not update-ref) refuses a branch still checked out somewhere.
-    await git(root, ['branch', '-D', branch]);
+    await git(root, ['branch', '-D', branch], options);
     return { branchDeleted: true };
   } catch (error) {
     return { branchDeleted: false, note: `Branch ${branch} kept: ${errorMessage(error)}` };
@@ -263,18 +270,24 @@ async function settleBranch(
  * Removes the worktree (force) and its branch unless keepBranch or the branch has commits not
  * merged into the repository's current HEAD (then the branch is kept and the note says why).
  * Never touches any other branch. Idempotent: a worktree or branch already gone is fine;
- * `worktreeRemoved` says whether this call removed a registered worktree.
+ * `worktreeRemoved` says whether this call removed a registered worktree. With the task's
+ * recorded `commonDir`, git is pointed at it rather than finding it from `repoDir`.
  */
 export async function removeWorktree(options: {
   repoDir: string;
+  commonDir?: string;
   worktreePath: string;
   branch: string;
   keepBranch?: boolean;
 }): Promise<{ worktreeRemoved: boolean; branchDeleted: boolean; note?: string }> {
-  const root = await repositoryRoot(options.repoDir);
+  const root = options.commonDir ? options.repoDir : await repositoryRoot(options.repoDir);
+  const pinned: GitOptions = options.commonDir
+    ? { repository: { gitDir: options.commonDir, workTree: root } }
+    : {};
   await assertBranchName(root, options.branch);
-  const worktreeRemoved = await removeRegisteredWorktree(root, options.worktreePath);
-  const branch = await settleBranch(root, options.branch, options.keepBranch ?? false);
+  const worktreeRemoved = await removeRegisteredWorktree(root, options.worktreePath, pinned);
+  const keep = options.keepBranch ?? false;
+  const branch = await settleBranch(root, options.branch, keep, pinned);
   return { worktreeRemoved, ...branch };
 }
 

@@ -56,6 +56,7 @@ async function cleanOne(
   if (job.isolation === 'worktree' && job.repoDir && job.branch && job.worktreePath) {
     const removed = await removeWorktree({
       repoDir: job.repoDir,
+      ...(job.git ? { commonDir: job.git.commonDir } : {}),
       worktreePath: job.worktreePath,
       branch: job.branch,
       keepBranch,
