@@ -21,8 +21,8 @@ export function answerNotice(
   const raw = result.rawStopReason ?? '';
   switch (result.stopReason) {
     case 'max_tokens': {
-      const tokens = (result.usage.outputTokens || maxOutputTokens).toLocaleString('en-US');
-      const short = `cut off at ${tokens} output tokens`;
+      const tokens = result.usage.outputTokens || maxOutputTokens;
+      const short = `cut off at ${tokens.toLocaleString('en-US')} output token${tokens === 1 ? '' : 's'}`;
       if (raw === 'model_context_window_exceeded') {
         const why = `${short}: the model's context window is full`;
         return { short, line: `[${why} — send fewer files or narrow the task]` };
