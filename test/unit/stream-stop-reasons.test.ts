@@ -42,7 +42,7 @@ function anthropicEvents(blocks: object[], delta: object): WireEvent[] {
       { type: 'content_block_start', index, content_block } as WireEvent,
       { type: 'content_block_stop', index },
     ]),
-    { type: 'message_delta', delta: delta as WireEvent['delta'], usage: { output_tokens: 42 } },
+    { type: 'message_delta', delta: delta, usage: { output_tokens: 42 } },
     { type: 'message_stop' },
   ];
 }
