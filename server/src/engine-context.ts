@@ -1,5 +1,6 @@
 import type { Environment } from './config/paths.ts';
 import type { Discover } from './config/resolve-profile.ts';
+import type { LearnedFacts } from './providers/spec.ts';
 
 /** What engines and tools get from the composition root; nothing is read from globals. */
 export interface EngineContext {
@@ -10,4 +11,9 @@ export interface EngineContext {
   discover?: Discover;
   /** The bundled task worker (dist/task-worker.mjs), spawned detached for each task. */
   workerScript?: string;
+  /**
+   * What adapters learned about each profile's model (e.g. that it takes
+   * `max_completion_tokens`), kept for the life of the process; keyed by profile and model.
+   */
+  learned?: Map<string, LearnedFacts>;
 }

@@ -16,6 +16,7 @@ async function main(): Promise<void> {
       dataHome: resolveDataHome(env),
       now: () => new Date(),
       workerScript: fileURLToPath(new URL('./task-worker.mjs', import.meta.url)),
+      learned: new Map(),
     },
     tools: TOOLS,
     version: VERSION,

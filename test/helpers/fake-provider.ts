@@ -17,9 +17,18 @@ export interface FakeMessageReply {
   kind?: 'message';
   text?: string;
   thinking?: string;
+  /** OpenAI: streamed in `delta.refusal` pieces (`message.refusal` when not streamed). */
+  refusal?: string;
+  /**
+   * Anthropic: content blocks sent first, each whole in its `content_block_start` (as the API
+   * streams `redacted_thinking`), e.g. `{ type: 'redacted_thinking', data: '…' }`.
+   */
+  blocks?: object[];
   toolUses?: FakeToolUse[];
   model?: string;
   stopReason?: string;
+  /** Anthropic: `stop_details` beside the stop reason (e.g. a refusal's category and explanation). */
+  stopDetails?: object;
   usage?: FakeUsage;
   delayMs?: number;
   chunkDelayMs?: number;
@@ -298,6 +307,9 @@ function buildMessage(reply: FakeMessageReply, request: RecordedRequest, nextId:
     model,
     text: reply.text,
     thinking: reply.thinking,
+    refusal: reply.refusal,
+    blocks: reply.blocks ?? [],
+    stopDetails: reply.stopDetails,
     tools,
     hasTools,
     usage,
@@ -325,6 +337,7 @@ function openaiJson(message: BuiltMessage) {
     role: 'assistant',
     content: message.text ?? (message.hasTools ? null : ''),
     ...(message.thinking !== undefined && { reasoning_content: message.thinking }),
+    ...(message.refusal !== undefined && { refusal: message.refusal }),
     ...(message.hasTools && { tool_calls }),
   };
   const choice = { index: 0, message: reply, finish_reason: message.openaiStop };
@@ -342,6 +355,7 @@ function openaiEvents(message: BuiltMessage, includeUsage: boolean): string[] {
   for (const part of message.split(message.thinking))
     events.push(chunk({ reasoning_content: part }));
   for (const part of message.split(message.text)) events.push(chunk({ content: part }));
+  for (const part of message.split(message.refusal)) events.push(chunk({ refusal: part }));
   for (const [index, { id, name, json }] of message.tools.entries()) {
     const [first = '', ...rest] = message.split(json);
     events.push(
@@ -358,7 +372,7 @@ function openaiEvents(message: BuiltMessage, includeUsage: boolean): string[] {
 }
 
 function anthropicJson(message: BuiltMessage) {
-  const content: object[] = [];
+  const content: object[] = [...message.blocks];
   if (message.thinking !== undefined) {
     content.push({ type: 'thinking', thinking: message.thinking, signature: 'fake-signature' });
   }
@@ -376,6 +390,7 @@ function anthropicJson(message: BuiltMessage) {
     content,
     stop_reason: message.anthropicStop,
     stop_sequence: null,
+    ...(message.stopDetails && { stop_details: message.stopDetails }),
     usage: {
       input_tokens: input,
       output_tokens: output,
@@ -389,8 +404,9 @@ function anthropicEvents(message: BuiltMessage): string[] {
   const event = (type: string, fields: object = {}) =>
     `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
   const final = anthropicJson(message);
+  const { stop_details: stopDetails, ...rest } = final;
   const start = {
-    ...final,
+    ...rest,
     content: [],
     stop_reason: null,
     usage: { ...final.usage, output_tokens: 1 },
@@ -402,6 +418,7 @@ function anthropicEvents(message: BuiltMessage): string[] {
     for (const delta of deltas) events.push(event('content_block_delta', { index, delta }));
     events.push(event('content_block_stop', { index: index++ }));
   };
+  for (const whole of message.blocks) block(whole, []);
   if (message.thinking !== undefined) {
     const deltas = message
       .split(message.thinking)
@@ -421,7 +438,11 @@ function anthropicEvents(message: BuiltMessage): string[] {
       .map((partial_json) => ({ type: 'input_json_delta', partial_json }));
     block({ type: 'tool_use', id, name, input: {} }, deltas);
   }
-  const delta = { stop_reason: message.anthropicStop, stop_sequence: null };
+  const delta = {
+    stop_reason: message.anthropicStop,
+    stop_sequence: null,
+    ...(stopDetails && { stop_details: stopDetails }),
+  };
   events.push(event('message_delta', { delta, usage: { output_tokens: message.usage.output } }));
   return [...events, event('message_stop')];
 }

@@ -341,7 +341,7 @@ describe('delegate errors are clear isError results', () => {
     const { text, isError } = await server.callText('delegate', { task: 'x' });
     expect(isError).toBe(true);
     expect(text).toContain(
-      'returned no answer text (it stopped at the output limit while still reasoning; raise max_output_tokens)',
+      'returned no answer text (it was still reasoning): [cut off at 1 output token — raise max_output_tokens or narrow the task]',
     );
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../server/src/providers/create-client.ts';
-import { ProviderError, type GenerateRequest } from '../../server/src/providers/spec.ts';
+import { ProviderError, textOf, type GenerateRequest } from '../../server/src/providers/spec.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 
 let fake: FakeProvider | undefined;
@@ -87,6 +87,28 @@ describe('openai client', () => {
     }).generate(request);
     expect(result.stopReason).toBe('max_tokens');
     expect(result.rawStopReason).toBe('length');
+  });
+
+  it('asks again once with max_completion_tokens on the max_tokens 400, and remembers it', async () => {
+    const message =
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+    fake = await startFakeProvider({
+      respond: (sent) =>
+        sent.body.max_tokens === undefined
+          ? { text: 'ok' }
+          : { kind: 'error', status: 400, body: { error: { message, param: 'max_tokens' } } },
+    });
+    const learned = {};
+    const client = createClient('openai', { baseUrl: fake.openaiBaseUrl, model: 'm', learned });
+    expect(textOf((await client.generate(request)).content)).toBe('ok');
+    expect(learned).toEqual({ takesMaxCompletionTokens: true });
+    // A new client of the same profile and model (the engine makes one per call) knows it too.
+    await createClient('openai', { baseUrl: fake.openaiBaseUrl, model: 'm', learned }).generate(
+      request,
+    );
+    expect(
+      fake.requests.map((sent) => Object.keys(sent.body).filter((key) => key.startsWith('max_'))),
+    ).toEqual([['max_tokens'], ['max_completion_tokens'], ['max_completion_tokens']]);
   });
 
   it('aborts a stream that goes silent, after the idle timeout', async () => {

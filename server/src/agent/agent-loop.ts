@@ -7,6 +7,7 @@ import type {
   ToolSpec,
 } from '../providers/spec.ts';
 import { textOf } from '../providers/spec.ts';
+import { answerNotice } from '../engine/answer-notice.ts';
 import {
   CONTEXT_POLICY,
   createContextPolicy,
@@ -64,6 +65,7 @@ export interface LoopOptions {
 }
 
 export interface LoopOutcome {
+  /** The final answer; first line a notice when it was cut off, filtered or refused. */
   summary: string;
   turns: number;
   /** `unclear`: after the one nudge, another turn ended without a tool call or a clear answer. */
@@ -81,6 +83,8 @@ interface Run {
 }
 
 const EMPTY_REPLY: Block = { type: 'text', text: '(empty reply)' };
+/** A worker cannot raise its own output limit: it can only do less per answer. */
+const CUT_OFF_ADVICE = 'the answer is incomplete; narrow the task or split it';
 
 type ToolUseBlock = Extract<Block, { type: 'tool_use' }>;
 type ToolResultBlock = Extract<Block, { type: 'tool_result' }>;
@@ -125,8 +129,11 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
     if (notes.length > 0) run.policy.forgetReads();
     if (uses.length === 0 && notes.length === 0) {
       const next = await afterToolFreeTurn(run, turn, text, result.stopReason);
-      if ('stop' in next)
-        return { summary: summaryOf(lastText, next.stop), turns: turn, stoppedBy: next.stop };
+      if ('stop' in next) {
+        const notice = answerNotice(result, options.maxOutputTokens, CUT_OFF_ADVICE)?.line;
+        const summary = summaryOf(lastText, next.stop, notice);
+        return { summary, turns: turn, stoppedBy: next.stop };
+      }
       notes.push(next.note);
     }
     const countdown = countdownNote(run.budget - turn);
@@ -150,7 +157,8 @@ async function afterToolFreeTurn(
 ): Promise<{ stop: LoopOutcome['stoppedBy'] } | { note: string }> {
   const stop = stopWithoutTools(run, turn, text, stopReason);
   if (stop === undefined) return { note: NUDGE };
-  if (stop !== 'answer') return { stop };
+  // Test output sent back to a model that refused would only be refused again.
+  if (stop !== 'answer' || isWithheld(stopReason)) return { stop };
   const next = await run.options.hooks.continueAfterAnswer?.();
   if (!next) return { stop };
   // Whatever ran meanwhile (a test command) may have changed files.
@@ -166,17 +174,30 @@ function stopWithoutTools(
   text: string,
   stopReason: StopReason,
 ): LoopOutcome['stoppedBy'] | undefined {
-  if (turn >= run.budget || !isUnclearEnding(text, stopReason)) return 'answer';
+  if (turn >= run.budget || isWithheld(stopReason) || !isUnclearEnding(text, stopReason))
+    return 'answer';
   if (run.isNudged) return 'unclear';
   run.isNudged = true;
   run.options.hooks.onStep(turn, 'nudged: no tool call and no clear final answer');
   return undefined;
 }
 
-function summaryOf(lastText: string, stop: LoopOutcome['stoppedBy']): string {
-  if (stop !== 'unclear') return lastText;
-  const note = '(The worker stopped without a clear final answer, even after a reminder.)';
-  return lastText ? `${lastText}\n\n${note}` : note;
+/** A refusal or a filtered answer ends the run: a nudge would not change the model's mind. */
+function isWithheld(stopReason: StopReason): boolean {
+  return stopReason === 'refusal' || stopReason === 'content_filter';
+}
+
+/** A cut-off final answer must not pass as a clean one: its notice goes first. */
+function summaryOf(
+  lastText: string,
+  stop: LoopOutcome['stoppedBy'],
+  notice: string | undefined,
+): string {
+  const note =
+    stop === 'unclear'
+      ? '(The worker stopped without a clear final answer, even after a reminder.)'
+      : '';
+  return [notice, lastText, note].filter(Boolean).join('\n\n');
 }
 
 function toolSpecs(tools: readonly WorkerTool[]): ToolSpec[] {

@@ -1,6 +1,7 @@
 import { loadConfig, type ResolvedProfile } from '../config/load-config.ts';
 import { resolveProfile } from '../config/resolve-profile.ts';
 import { resultsDir } from '../config/paths.ts';
+import { answerNotice, type AnswerNotice } from '../engine/answer-notice.ts';
 import { callModel, type ModelCallResult } from '../engine/call-model.ts';
 import { isSameModel } from '../providers/reasoning.ts';
 import { textOf, type GenerateResult } from '../providers/spec.ts';
@@ -47,6 +48,8 @@ export async function runDelegation(
     input.writeTo === undefined
       ? undefined
       : await resolveWriteTarget(input.writeTo, context.projectDir);
+  const maxOutputTokens =
+    input.maxOutputTokens ?? profile.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   const served = await callModel(
     {
       profile,
@@ -55,8 +58,7 @@ export async function runDelegation(
         messages: [
           { role: 'user', content: [{ type: 'text', text: buildPrompt(input.task, files) }] },
         ],
-        maxOutputTokens:
-          input.maxOutputTokens ?? profile.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+        maxOutputTokens,
       },
       bytesSent: files.reduce((sum, file) => sum + file.bytes, 0),
       ...(signal ? { signal } : {}),
@@ -64,14 +66,17 @@ export async function runDelegation(
     context,
   );
   const answer = textOf(served.result.content).trim();
-  if (!answer) throw new UserError(emptyAnswerMessage(served.profile, served.result));
+  const notice = answerNotice(served.result, maxOutputTokens);
+  if (!answer) throw new UserError(emptyAnswerMessage(served.profile, served.result, notice));
   const shown = await placeAnswer(answer, {
     ...(target !== undefined ? { target } : {}),
     resultsDir: resultsDir(context.dataHome),
     now: context.now(),
     ...(input.inlineLimit ? { inlineLimit: input.inlineLimit } : {}),
   });
-  return `${shown}\n\n${usageLine(served, files)}`;
+  // First, so a cut-off, filtered or refused answer never reads as a complete one.
+  const head = notice ? `${notice.line}\n\n` : '';
+  return `${head}${shown}\n\n${usageLine(served, files, notice)}`;
 }
 
 export function buildPrompt(task: string, files: readonly CollectedFile[]): string {
@@ -82,7 +87,11 @@ export function buildPrompt(task: string, files: readonly CollectedFile[]): stri
   return [...documents, `<task>\n${task}\n</task>`].join('\n\n');
 }
 
-function usageLine(served: ModelCallResult, files: readonly CollectedFile[]): string {
+function usageLine(
+  served: ModelCallResult,
+  files: readonly CollectedFile[],
+  notice: AnswerNotice | undefined,
+): string {
   const { profile, result } = served;
   const model =
     result.modelAnswered === profile.model
@@ -96,6 +105,7 @@ function usageLine(served: ModelCallResult, files: readonly CollectedFile[]): st
     `profile ${profile.name}`,
     `model ${model}`,
     `${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out tokens`,
+    ...(notice ? [notice.short] : []),
     `${(result.latencyMs / 1000).toFixed(1)} s`,
     `sent ${formatBytes(sent)} from ${files.length} file${files.length === 1 ? '' : 's'}`,
     ...(served.costUsd > 0 ? [`$${served.costUsd.toFixed(4)}`] : []),
@@ -108,11 +118,16 @@ function usageLine(served: ModelCallResult, files: readonly CollectedFile[]): st
   return `[delegate: ${parts.join(' · ')}]${discovered}`;
 }
 
-function emptyAnswerMessage(profile: ResolvedProfile, result: GenerateResult): string {
-  const thought = result.content.some((block) => block.type === 'thinking');
-  const why =
-    result.stopReason === 'max_tokens'
-      ? `it stopped at the output limit${thought ? ' while still reasoning' : ''}; raise max_output_tokens`
-      : `stop reason: ${result.rawStopReason ?? 'none'}; try again or use another profile`;
-  return `Worker profile "${profile.name}" (model ${result.modelAnswered}) returned no answer text (${why}).`;
+function emptyAnswerMessage(
+  profile: ResolvedProfile,
+  result: GenerateResult,
+  notice: AnswerNotice | undefined,
+): string {
+  const who = `Worker profile "${profile.name}" (model ${result.modelAnswered})`;
+  // A refusal's own words are the thing to report; "try again" would hide them.
+  if (notice) {
+    const thought = result.content.some((block) => block.type === 'thinking');
+    return `${who} returned no answer text${thought ? ' (it was still reasoning)' : ''}: ${notice.line}`;
+  }
+  return `${who} returned no answer text (stop reason: ${result.rawStopReason ?? 'none'}; try again or use another profile).`;
 }

@@ -13,6 +13,7 @@ import {
   type CallOptions,
   type GenerateRequest,
   type GenerateResult,
+  type LearnedFacts,
 } from '../providers/spec.ts';
 import { currentProcessIdentity, isProcessAlive } from '../util/process-identity.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
@@ -145,6 +146,7 @@ async function callProfile(
     ...endpoint,
     ...(profile.promptCache !== undefined ? { promptCache: profile.promptCache } : {}),
     ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
+    ...learnedFor(profile, context),
   });
   const started = Date.now();
   try {
@@ -165,6 +167,15 @@ async function callProfile(
     await reservation.release();
     throw error;
   }
+}
+
+/** The process's memo of what the profile's model turned out to need. */
+function learnedFor(profile: ResolvedProfile, context: EngineContext): { learned?: LearnedFacts } {
+  if (!context.learned) return {};
+  const key = `${profile.name}\u0000${profile.model}`;
+  let learned = context.learned.get(key);
+  if (!learned) context.learned.set(key, (learned = {}));
+  return { learned };
 }
 
 /** Local profiles are free; with a budget in force, a cloud profile needs a known price. */

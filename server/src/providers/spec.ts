@@ -11,7 +11,12 @@ export type Block =
   /** `model`: who produced it, so it is replayed only to that model (and only where needed). */
   | { type: 'thinking'; thinking: string; signature?: string; model?: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; toolUseId: string; content: string; isError?: boolean };
+  | { type: 'tool_result'; toolUseId: string; content: string; isError?: boolean }
+  /**
+   * A block of a kind we do not model (Anthropic `redacted_thinking`, server tool blocks…),
+   * kept as received and sent back unchanged to the same wire format, never to another.
+   */
+  | { type: 'opaque'; format: string; block: Readonly<Record<string, unknown>> };
 
 /** A tool the model may call; `inputSchema` is a JSON Schema object. */
 export interface ToolSpec {
@@ -40,12 +45,17 @@ export interface Usage {
 }
 
 /** Normalised reason the model stopped; `raw` keeps the endpoint's own word. */
-export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'refusal' | 'other';
+export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'refusal' | 'content_filter' | 'other';
 
 export interface GenerateResult {
   content: Block[];
   stopReason: StopReason;
   rawStopReason: string | undefined;
+  /**
+   * The model's own words when it refused (OpenAI `refusal`, Anthropic `stop_details`); kept
+   * apart from the answer text, which may hold what came before the refusal.
+   */
+  refusal?: string;
   usage: Usage;
   /** The model that actually answered (response `model`), which may differ from the one asked for. */
   modelAnswered: string;
@@ -88,6 +98,17 @@ export interface Endpoint {
    * to require it (DeepSeek, Kimi, MiniMax thinking models), `never` for endpoints that reject it.
    */
   replayReasoning?: 'auto' | 'always' | 'never';
+  /**
+   * What the adapter learned about this model while the process runs, shared by every client
+   * of the same profile and model (the adapter writes to it).
+   */
+  learned?: LearnedFacts;
+}
+
+/** Facts about a model learned from its answers, remembered for the process. */
+export interface LearnedFacts {
+  /** It refused `max_tokens` and takes `max_completion_tokens` (OpenAI reasoning models). */
+  takesMaxCompletionTokens?: boolean;
 }
 
 export interface ModelClient {

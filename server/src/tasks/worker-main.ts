@@ -51,6 +51,7 @@ async function main(id: string): Promise<void> {
     projectDir: readJob(dataHome, id).project,
     dataHome,
     now: () => new Date(),
+    learned: new Map(),
   };
   const aborter = new AbortController();
   const job = await updateJob(dataHome, id, () => ({

@@ -63,5 +63,8 @@ function toWireBlock(block: Block): Array<Record<string, unknown>> {
           ...(block.isError ? { is_error: true } : {}),
         },
       ];
+    // `redacted_thinking` and the like must go back exactly as they came.
+    case 'opaque':
+      return block.format === 'anthropic' ? [{ ...block.block }] : [];
   }
 }

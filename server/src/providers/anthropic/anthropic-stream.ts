@@ -23,11 +23,18 @@ interface WireBlock {
   /** Accumulated `input_json_delta` pieces of a streamed tool_use. */
   partialJson?: string;
 }
+/** Why a streaming classifier stopped the answer (`stop_reason: "refusal"`). */
+interface WireStopDetails {
+  type?: string;
+  category?: string | null;
+  explanation?: string | null;
+}
 export interface WireMessage {
   model?: string;
   usage?: WireUsage;
   content?: WireBlock[];
   stop_reason?: string;
+  stop_details?: WireStopDetails | null;
 }
 export interface WireEvent {
   type: string;
@@ -41,6 +48,7 @@ export interface WireEvent {
     signature?: string;
     partial_json?: string;
     stop_reason?: string;
+    stop_details?: WireStopDetails | null;
   };
   usage?: WireUsage;
   error?: { message?: string };
@@ -52,13 +60,19 @@ const STOP_REASONS: Record<string, StopReason> = {
   max_tokens: 'max_tokens',
   tool_use: 'tool_use',
   refusal: 'refusal',
+  // The answer ran into the context window: cut off all the same.
+  model_context_window_exceeded: 'max_tokens',
 };
+
+/** The blocks this adapter models; any other kind is kept opaque and replayed as received. */
+const MODELLED = new Set(['text', 'thinking', 'tool_use']);
 
 /** Folds Messages stream events (or one whole message) into the internal result. */
 export class AnthropicStream {
   private readonly blocks: WireBlock[] = [];
   private model = '';
   private stop: string | undefined;
+  private stopDetails: WireStopDetails | undefined;
   private stopped = false;
   private readonly usage: Usage = {
     inputTokens: 0,
@@ -90,6 +104,7 @@ export class AnthropicStream {
         break;
       case 'message_delta':
         this.stop = event.delta?.stop_reason ?? this.stop;
+        this.stopDetails = event.delta?.stop_details ?? this.stopDetails;
         this.addUsage(event.usage);
         break;
       case 'message_stop':
@@ -106,6 +121,7 @@ export class AnthropicStream {
   absorbMessage(message: WireMessage): void {
     this.model = message.model ?? '';
     this.stop = message.stop_reason;
+    this.stopDetails = message.stop_details ?? undefined;
     this.blocks.push(...(message.content ?? []));
     this.addUsage(message.usage);
     this.stopped = true;
@@ -113,10 +129,12 @@ export class AnthropicStream {
 
   result(modelAsked: string): Omit<GenerateResult, 'latencyMs' | 'attempts'> {
     const modelAnswered = this.model || modelAsked;
+    const refusal = refusalWords(this.stopDetails);
     return {
       content: this.blocks.flatMap((block) => this.toBlock(block, modelAnswered)),
       stopReason: this.stop ? (STOP_REASONS[this.stop] ?? 'other') : 'other',
       rawStopReason: this.stop,
+      ...(refusal ? { refusal } : {}),
       usage: this.usage,
       modelAnswered,
     };
@@ -131,6 +149,7 @@ export class AnthropicStream {
   }
 
   private toBlock(block: WireBlock | undefined, model: string): Block[] {
+    if (block && !MODELLED.has(block.type)) return [this.opaque(block)];
     switch (block?.type) {
       case 'text':
         return [{ type: 'text', text: block.text ?? '' }];
@@ -157,6 +176,16 @@ export class AnthropicStream {
     }
   }
 
+  /** As it came in `content_block_start`, with any streamed `input` (server tool calls) filled in. */
+  private opaque(block: WireBlock): Block {
+    const { partialJson, ...received } = block;
+    return {
+      type: 'opaque',
+      format: 'anthropic',
+      block: partialJson === undefined ? received : { ...received, input: this.toolInput(block) },
+    };
+  }
+
   private toolInput(block: WireBlock): unknown {
     if (block.partialJson === undefined) return block.input ?? {};
     if (block.partialJson.trim() === '') return {};
@@ -169,6 +198,14 @@ export class AnthropicStream {
       );
     }
   }
+}
+
+/** The classifier's explanation, with its category, when it gave them. */
+function refusalWords(details: WireStopDetails | undefined): string | undefined {
+  const explanation = details?.explanation?.trim();
+  const category = details?.category ? `category ${details.category}` : '';
+  if (!explanation) return category || undefined;
+  return category ? `${explanation} (${category})` : explanation;
 }
 
 function appendDelta(block: WireBlock | undefined, delta: WireEvent['delta']): void {

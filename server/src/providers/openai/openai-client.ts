@@ -7,6 +7,7 @@ import {
   type Endpoint,
   type GenerateRequest,
   type GenerateResult,
+  type LearnedFacts,
   type ModelClient,
 } from '../spec.ts';
 import { toWireMessages, toWireTools } from './openai-messages.ts';
@@ -18,42 +19,59 @@ export function createOpenAiClient(endpoint: Endpoint): ModelClient {
     ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
     ...endpoint.headers,
   });
+  // Without a shared memo from the engine, the client remembers for itself.
+  const learned = endpoint.learned ?? {};
+  const call = async (
+    request: GenerateRequest,
+    options: CallOptions,
+    limitField: OutputLimitField,
+  ): Promise<GenerateResult> => {
+    const url = `${endpoint.baseUrl}/chat/completions`;
+    const started = Date.now();
+    const stream = new OpenAiStream(url);
+    let sawDone = false;
+    const responseHeaders = await postStream(
+      url,
+      { headers: headers(), body: toRequestBody(endpoint, request, limitField) },
+      options,
+      {
+        onEvent: (event: EventSourceMessage) => {
+          if (event.data.trim() === '[DONE]') sawDone = true;
+          else stream.absorb(parseJson(url, event.data) as ChatChunk);
+        },
+        onJson: (body) => {
+          stream.absorb(body as ChatChunk);
+          sawDone = true;
+        },
+      },
+    );
+    if (!sawDone && !stream.finished) {
+      throw new ProviderError(
+        `The reply from ${url} ended before the model finished (no finish_reason).`,
+        'protocol',
+      );
+    }
+    const result = stream.result(endpoint.model);
+    const routedVia = routingFacts(responseHeaders);
+    return {
+      ...result,
+      ...(routedVia ? { routedVia } : {}),
+      latencyMs: Date.now() - started,
+      attempts: 1,
+    };
+  };
   return {
     format: 'openai',
     async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
-      const url = `${endpoint.baseUrl}/chat/completions`;
-      const started = Date.now();
-      const stream = new OpenAiStream(url);
-      let sawDone = false;
-      const responseHeaders = await postStream(
-        url,
-        { headers: headers(), body: toRequestBody(endpoint, request) },
-        options,
-        {
-          onEvent: (event: EventSourceMessage) => {
-            if (event.data.trim() === '[DONE]') sawDone = true;
-            else stream.absorb(parseJson(url, event.data) as ChatChunk);
-          },
-          onJson: (body) => {
-            stream.absorb(body as ChatChunk);
-            sawDone = true;
-          },
-        },
-      );
-      if (!sawDone && !stream.finished) {
-        throw new ProviderError(
-          `The reply from ${url} ended before the model finished (no finish_reason).`,
-          'protocol',
-        );
+      const field = outputLimitField(endpoint.model, learned);
+      try {
+        return await call(request, options, field);
+      } catch (error) {
+        if (field !== 'max_tokens' || !isMaxTokensRefused(error)) throw error;
+        // A reasoning model: the same request once more, and this field from now on.
+        learned.takesMaxCompletionTokens = true;
+        return call(request, options, 'max_completion_tokens');
       }
-      const result = stream.result(endpoint.model);
-      const routedVia = routingFacts(responseHeaders);
-      return {
-        ...result,
-        ...(routedVia ? { routedVia } : {}),
-        latencyMs: Date.now() - started,
-        attempts: 1,
-      };
     },
     async listModels(options: CallOptions = {}): Promise<string[]> {
       const body = (await getJson(
@@ -68,12 +86,39 @@ export function createOpenAiClient(endpoint: Endpoint): ModelClient {
   };
 }
 
-function toRequestBody(endpoint: Endpoint, request: GenerateRequest): Record<string, unknown> {
+type OutputLimitField = 'max_tokens' | 'max_completion_tokens';
+
+/**
+ * OpenAI's reasoning models (o1, o3, o4-mini, gpt-5…) refuse `max_tokens` and take
+ * `max_completion_tokens`; other OpenAI-style servers know only `max_tokens`.
+ */
+const REASONING_MODEL = /^(?:[\w.-]+\/)*(?:o\d+(?:-|$)|gpt-5)/i;
+
+function outputLimitField(model: string, learned: LearnedFacts): OutputLimitField {
+  return learned.takesMaxCompletionTokens || REASONING_MODEL.test(model)
+    ? 'max_completion_tokens'
+    : 'max_tokens';
+}
+
+/** "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." */
+function isMaxTokensRefused(error: unknown): boolean {
+  return (
+    error instanceof ProviderError &&
+    error.status === 400 &&
+    /'max_tokens'.*'max_completion_tokens'/s.test(error.message)
+  );
+}
+
+function toRequestBody(
+  endpoint: Endpoint,
+  request: GenerateRequest,
+  limitField: OutputLimitField,
+): Record<string, unknown> {
   return {
     model: endpoint.model,
     messages: toWireMessages(request, (producedBy) => shouldReplayReasoning(endpoint, producedBy)),
     ...(request.tools?.length ? { tools: toWireTools(request.tools) } : {}),
-    max_tokens: request.maxOutputTokens,
+    [limitField]: request.maxOutputTokens,
     stream: true,
     // Without this, OpenAI-style servers omit token usage from streamed replies.
     stream_options: { include_usage: true },

@@ -15,6 +15,8 @@ interface ChatDelta {
   content?: string | null;
   reasoning_content?: string | null;
   reasoning?: string | null;
+  /** The model's refusal, streamed in pieces like `content`. */
+  refusal?: string | null;
   tool_calls?: ToolCallDelta[];
 }
 export interface ChatChunk {
@@ -34,13 +36,14 @@ const STOP_REASONS: Record<string, StopReason> = {
   length: 'max_tokens',
   tool_calls: 'tool_use',
   function_call: 'tool_use',
-  content_filter: 'refusal',
+  content_filter: 'content_filter',
 };
 
 /** Folds Chat Completions chunks (or one whole response) into the internal result. */
 export class OpenAiStream {
   private text = '';
   private reasoning = '';
+  private refusal = '';
   private model = '';
   private finish: string | undefined;
   private usage: Usage = {
@@ -69,6 +72,7 @@ export class OpenAiStream {
     const delta = choice?.delta ?? choice?.message;
     this.text += delta?.content ?? '';
     this.reasoning += delta?.reasoning_content ?? delta?.reasoning ?? '';
+    this.refusal += delta?.refusal ?? '';
     for (const call of delta?.tool_calls ?? []) this.absorbToolCall(call);
     if (choice?.finish_reason) this.finish = choice.finish_reason;
     if (chunk.usage) this.usage = toUsage(chunk.usage);
@@ -87,13 +91,21 @@ export class OpenAiStream {
         name: call.name,
         input: this.parseArguments(call),
       });
-    // Local servers often say "stop" after a tool call.
-    const stopReason = this.calls.length
-      ? 'tool_use'
-      : this.finish
-        ? (STOP_REASONS[this.finish] ?? 'other')
-        : 'other';
-    return { content, stopReason, rawStopReason: this.finish, usage: this.usage, modelAnswered };
+    return {
+      content,
+      stopReason: this.stopReason(),
+      rawStopReason: this.finish,
+      ...(this.refusal ? { refusal: this.refusal } : {}),
+      usage: this.usage,
+      modelAnswered,
+    };
+  }
+
+  /** A refusal comes with finish_reason "stop"; local servers often say "stop" after a tool call. */
+  private stopReason(): StopReason {
+    if (this.calls.length) return 'tool_use';
+    if (this.refusal && (this.finish ?? 'stop') === 'stop') return 'refusal';
+    return this.finish ? (STOP_REASONS[this.finish] ?? 'other') : 'other';
   }
 
   /** Tool calls arrive by `index`; some servers (Ollama) send whole calls without one. */
