@@ -8,6 +8,7 @@ import { errorMessage } from '../util/user-error.ts';
 import { slotsDir } from '../config/paths.ts';
 import { poolKeyOf, poolSizeOf } from '../engine/pool-key.ts';
 import { poolHolders, type PoolHolder } from '../engine/pool.ts';
+import { knownSecrets } from '../config/known-secrets.ts';
 import { createClient } from './create-client.ts';
 import { ProviderError } from './spec.ts';
 
@@ -35,7 +36,13 @@ export async function describeProviders(context: EngineContext, check: boolean):
   const defaultName = await defaultProfileName(config, context);
   const blocks = await Promise.all(
     [...config.profiles.values()].map((profile) =>
-      describeProfile(profile, context, check, profile.name === defaultName),
+      describeProfile(
+        profile,
+        context,
+        check,
+        profile.name === defaultName,
+        config.profiles.values(),
+      ),
     ),
   );
   const files = config.files.length ? config.files.join(', ') : 'DELEGATE_* environment variables';
@@ -84,6 +91,7 @@ async function describeProfile(
   context: EngineContext,
   check: boolean,
   isDefault: boolean,
+  profiles: Iterable<ResolvedProfile> = [],
 ): Promise<string> {
   const holders = poolHolders(slotsDir(context.dataHome));
   const facts = [
@@ -100,14 +108,20 @@ async function describeProfile(
   if (profile.headers) lines.push(`  headers: ${Object.keys(profile.headers).join(', ')}`);
   lines.push(`  pool: ${describePool(profile, holders)}`);
   if (profile.failover?.length) lines.push(`  failover: ${profile.failover.join(' → ')}`);
-  if (check) lines.push(`  check: ${await checkProfile(profile, context)}`);
+  if (check) lines.push(`  check: ${await checkProfile(profile, context, profiles)}`);
   return lines.join('\n');
 }
 
-async function checkProfile(profile: ResolvedProfile, context: EngineContext): Promise<string> {
+async function checkProfile(
+  profile: ResolvedProfile,
+  context: EngineContext,
+  profiles: Iterable<ResolvedProfile>,
+): Promise<string> {
   const started = Date.now();
   try {
-    const client = createClient(profile.format, endpointFor(profile, context.env));
+    const client = createClient(profile.format, endpointFor(profile, context.env), () =>
+      knownSecrets(context.dataHome, [...profiles, profile], context.env),
+    );
     const models = (await client.listModels?.({ totalTimeoutMs: CHECK_TIMEOUT_MS })) ?? [];
     const served = models.includes(profile.model)
       ? `serves ${profile.model}`
