@@ -9,6 +9,7 @@ import { slotsDir } from '../config/paths.ts';
 import { poolKeyOf, poolSizeOf } from '../engine/pool-key.ts';
 import { poolHolders, type PoolHolder } from '../engine/pool.ts';
 import { knownSecrets } from '../config/known-secrets.ts';
+import { localNameProblem } from '../config/local-address.ts';
 import { createClient } from './create-client.ts';
 import { ProviderError } from './spec.ts';
 
@@ -18,9 +19,11 @@ const MODELS_SHOWN = 8;
 /** The text of the `providers` tool: every profile, the default, and (with `check`) live facts. */
 export async function describeProviders(context: EngineContext, check: boolean): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const notes = [readCredentials(context.dataHome).repaired, config.envProfileIgnored].filter(
-    (note): note is string => note !== undefined,
-  );
+  const notes = [
+    readCredentials(context.dataHome).repaired,
+    config.envProfileIgnored,
+    ...(config.warnings ?? []),
+  ].filter((note): note is string => note !== undefined);
   const noted = (text: string) => (notes.length ? `${notes.join('\n')}\n${text}` : text);
   const discover = context.discover ?? discoverLocalServer;
   if (config.profiles.size === 0) {
@@ -98,7 +101,7 @@ async function describeProfile(
     profile.format,
     `model ${profile.model}`,
     profile.baseUrl,
-    profile.local ? 'local' : 'remote',
+    await localOrRemote(profile, context),
     describeAuth(profile, context.env),
     settingsOrigin(profile),
   ];
@@ -110,6 +113,13 @@ async function describeProfile(
   if (profile.failover?.length) lines.push(`  failover: ${profile.failover.join(' → ')}`);
   if (check) lines.push(`  check: ${await checkProfile(profile, context, profiles)}`);
   return lines.join('\n');
+}
+
+/** `local` only where the address is: a name is resolved (see config/local-address.ts). */
+async function localOrRemote(profile: ResolvedProfile, context: EngineContext): Promise<string> {
+  if (!profile.local) return 'remote';
+  const problem = await localNameProblem(profile.baseUrl, context.env);
+  return problem ? `local REFUSED (${problem}): remove "local": true or fix baseUrl` : 'local';
 }
 
 async function checkProfile(
