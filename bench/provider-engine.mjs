@@ -74,7 +74,15 @@ export async function benchProviderEngine(root) {
     await slow.close();
 
     const instant = await startFakeProvider({ respond: () => ({ text: 'ok' }) });
-    const client = createClient('openai', { baseUrl: instant.openaiBaseUrl, model: 'm' });
+    // Four keys to redact from every reply, as a machine with a few profiles has.
+    const keys = ['sk-bench-a', 'sk-bench-b', 'ghu_bench', 'bench-env'].map(
+      (key) => `${key}-0123456789abcdef`,
+    );
+    const client = createClient(
+      'openai',
+      { baseUrl: instant.openaiBaseUrl, model: 'm' },
+      () => keys,
+    );
     const request = {
       messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
       maxOutputTokens: 10,

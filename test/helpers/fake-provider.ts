@@ -74,8 +74,8 @@ export type Responder =
   FakeReply[] | ((request: RecordedRequest) => FakeReply | Promise<FakeReply>);
 export interface FakeProviderOptions {
   respond?: Responder;
-  /** Model ids listed by GET /v1/models; default ['fake-model']. */
-  models?: string[];
+  /** Model ids listed by GET /v1/models (or made from that request); default ['fake-model']. */
+  models?: string[] | ((request: RecordedRequest) => string[]);
 }
 export interface FakeProvider {
   /** http://127.0.0.1:PORT, the Anthropic base URL convention (host root). */
@@ -112,7 +112,10 @@ export function byAssistantTurn(steps: FakeReply[]): (request: RecordedRequest) 
 
 /** Starts a scripted fake OpenAI + Anthropic provider on 127.0.0.1 with a random port. */
 export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
-  const models = options.models ?? ['fake-model'];
+  const listModels = (request: RecordedRequest) =>
+    typeof options.models === 'function'
+      ? options.models(request)
+      : (options.models ?? ['fake-model']);
   const script = Array.isArray(options.respond) ? [...options.respond] : undefined;
   const responder = typeof options.respond === 'function' ? options.respond : undefined;
   const sockets = new Set<Socket>();
@@ -221,7 +224,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     request.body = parseJson(request.rawBody);
     if (format) return handleModelCall(request, res, scripted);
     if (route === 'GET /v1/models') {
-      const data = models.map((id) => {
+      const data = listModels(request).map((id) => {
         return {
           id,
           object: 'model',

@@ -245,10 +245,13 @@ describe('keys bound to hosts', () => {
         profiles: { fast: { format: 'openai', baseUrl: other.openaiBaseUrl, model: 'm' } },
       }),
     );
+    // The user's endpoint wins (issue 14): the call and its key go where the user pointed them.
     const { text, isError } = await elicit.callText('delegate', { task: 'hi', profile: 'fast' });
-    expect(isError).toBe(true);
-    expect(text).toContain('so the key was not sent');
+    expect(isError).toBe(false);
+    expect(text).not.toContain('attacker');
     expect(other.requests).toHaveLength(0);
+    expect(fake.requests.at(-1)?.headers.authorization).toMatch(/^Bearer /);
+    expect((await elicit.callText('providers', {})).text).toContain('redefines profile "fast" of');
   });
 });
 

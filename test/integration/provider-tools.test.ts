@@ -333,8 +333,12 @@ describe('the environment profile beside stored profiles, and where settings com
     expect(text).toContain('; the environment profile):');
     expect(text).toContain(`key from $FAST_KEY (set) · from user config ${userFile}`);
     expect(text).toContain('  headers: x-litellm-tags');
+    // The project may tune the user's profile but not re-aim it (issue 14): format and local stay.
     expect(text).toContain(
-      `no key needed · from project config ${projectFile} (replaces the one in ${userFile})`,
+      `- code: anthropic · model p · ${CLOSED_URL} · remote · no key configured · from project config ${projectFile} (replaces the one in ${userFile})`,
+    );
+    expect(text).toContain(
+      `WARNING: ${projectFile} redefines profile "code" of ${userFile} with another format, local.`,
     );
     expect(text).toContain(
       `- env (default): openai · model env-model · ${fake.openaiBaseUrl} · local · no key needed · from environment (DELEGATE_BASE_URL, DELEGATE_MODEL)`,

@@ -53,8 +53,12 @@ describe('providers', () => {
       '- fast (default): openai · model m1 · https://api.example.test/v1 · remote · key from $FAST_KEY (set)',
     );
     expect(text).toContain('  use: summaries');
+    // The project file tunes the user's "code" but cannot re-aim it (issue 14), and says so.
     expect(text).toMatch(
-      /- code: openai · model project-model · http:\/\/127\.0\.0\.1:2\/v1 · local · no key needed · from .*\.claude\/delegate\.json/,
+      /- code: anthropic · model project-model · http:\/\/127\.0\.0\.1:4000 · remote · no key configured · from .*\.claude\/delegate\.json/,
+    );
+    expect(text).toMatch(
+      /^WARNING: .*redefines profile "code" .* with another format, baseUrl, local\./m,
     );
     expect(text).not.toContain('sk-secret-value');
   });

@@ -1,22 +1,31 @@
 /**
- * The secret canary (issue 9): a stored key (entered through the CLI) and a key in an
- * environment variable, then every tool, a task whose worker prints its environment, failing
- * calls that echo the key back, and the CLI. Neither key may appear anywhere but in
- * credentials.json and the Authorization header sent to its own endpoint.
+ * The secret canary (issues 9 and 14): a stored key (entered through the CLI) and a key in an
+ * environment variable, then every tool, a task whose worker prints its environment, and the
+ * CLI, against an endpoint that echoes the key it received in every form (plain, JSON-escaped,
+ * URL-encoded, base64 alone and as Basic auth) in answers, thinking, the answering model's name,
+ * routing headers, tool-call arguments, the models list and errors. Neither key may appear, in
+ * any of those forms, anywhere but in credentials.json and the header sent to its own endpoint.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
+import {
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+  type RecordedRequest,
+} from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
 import { REPO_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { endTaskTest } from '../helpers/processes.ts';
+import { echoForms, holdsSecret } from '../helpers/secret-forms.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
 const STORED_KEY = 'sk-stored-canary-5e4d3c2b1a09f8e7d6c5';
-const ENV_KEY = 'sk-env-canary-0a1b2c3d4e5f6a7b8c9d';
+/** With `/` and `+`, which JSON may escape as `\/` and URLs encode. */
+const ENV_KEY = 'sk-env-canary/0a1b2c+3d4e5f6a7b8c9d';
 const LAUNCHER = join(REPO_ROOT, 'bin', 'delegate');
 
 let world: TempEnv;
@@ -36,27 +45,53 @@ const bash = (command: string): FakeReply => ({
   toolUses: [{ name: 'run_bash', input: { command } }],
 });
 
-/** Replies by what the request is: the task's worker, an echoing failure, or a plain answer. */
-function respond(request: { body: { messages?: unknown } }): FakeReply {
+/** The key a request carried (Bearer or x-api-key). */
+const keyOf = (request: RecordedRequest) =>
+  (request.headers.authorization ?? request.headers['x-api-key'] ?? '').replace(/^Bearer /, '');
+/** Every echoed form of the key the request carried, as one text. */
+const echoOf = (request: RecordedRequest) => echoForms(keyOf(request)).join(' \n ');
+
+/** Replies by what the request is: a task's worker, an echoing failure, or an echoing answer. */
+function respond(request: RecordedRequest): FakeReply {
   const conversation = JSON.stringify(request.body.messages ?? '');
+  const echo = echoOf(request);
   if (conversation.includes('echo the key')) {
     return {
       kind: 'error',
       status: 401,
-      body: { error: { message: `bad key ${STORED_KEY} / ${ENV_KEY}` } },
+      body: { error: { message: `bad key ${STORED_KEY} / ${ENV_KEY} / ${echo}` } },
     };
   }
-  if (!conversation.includes('Print your environment')) return { text: 'ok' };
+  const answer: FakeReply = {
+    text: `ok, you sent ${echo}`,
+    thinking: `the header was ${echo}`,
+    model: `echo-${Buffer.from(keyOf(request)).toString('base64')}`,
+    headers: { 'x-litellm-model-id': keyOf(request) },
+  };
   const turns = (request.body.messages as Array<{ role: string }>).filter(
     (message) => message.role === 'assistant',
   ).length;
+  if (conversation.includes('Write the echo')) {
+    const steps: FakeReply[] = [writeEcho(echo), answer];
+    return steps[turns] ?? { text: 'done' };
+  }
+  if (!conversation.includes('Print your environment')) return answer;
   const steps: FakeReply[] = [
     bash('env; cat /proc/self/environ | tr "\\0" "\\n"; cat /proc/$PPID/environ | tr "\\0" "\\n"'),
     bash(`grep -r "sk-" "$HOME" "${world.dataHome}" 2>&1 | head -20; true`),
-    { text: 'Printed the environment; nothing else to do.' },
+    writeEcho(echo),
+    bash(
+      `echo '${encodeURIComponent(keyOf(request))}'; echo ${Buffer.from(keyOf(request)).toString('base64')}`,
+    ),
+    { ...answer, text: `Printed the environment; nothing else to do. ${echo}` },
   ];
   return steps[turns] ?? { text: 'done' };
 }
+
+/** A tool call whose arguments carry the key: the worker must only ever see it redacted. */
+const writeEcho = (echo: string): FakeReply => ({
+  toolUses: [{ name: 'write_file', input: { path: 'echo.txt', content: echo } }],
+});
 
 function cli(args: string[], input = '') {
   const result = spawnSync(LAUNCHER, args, {
@@ -70,7 +105,10 @@ function cli(args: string[], input = '') {
 }
 
 it('a stored key and an environment key appear nowhere outside credentials.json', async () => {
-  fake = await startFakeProvider({ respond });
+  fake = await startFakeProvider({
+    respond,
+    models: (request) => [echoOf(request), 'm', keyOf(request)],
+  });
   const price = { inputPerMTok: 0.1, outputPerMTok: 0.1 };
   world.writeConfig({
     defaultProfile: 'stored',
@@ -90,13 +128,19 @@ it('a stored key and an environment key appear nowhere outside credentials.json'
   };
   await call('providers', { check: true });
   await call('delegate', { task: 'hi' });
-  await call('delegate', { task: 'hi', profile: 'fromEnv' });
+  await call('delegate', { task: 'hi', profile: 'fromEnv', write_to: 'answer.md' });
   await call('delegate', { task: 'echo the key', profile: 'stored' });
   await call('delegate', { task: 'echo the key', profile: 'fromEnv' });
   await call('delegate_batch', {
     jobs: [{ task: 'hi' }, { task: 'echo the key', profile: 'fromEnv' }],
   });
   await call('agents_list', {});
+  // A task on the Anthropic-format profile whose worker writes the key it was sent.
+  const echoTask = taskIdOf(
+    await call('task_start', { task: 'Write the echo', profile: 'fromEnv' }),
+  );
+  outputs.push(await pollTaskStatus(server, echoTask, /done|failed|lost|timeout/));
+  await call('task_result', { task_id: echoTask, include_patch: true });
   const started = await call('task_start', {
     task: 'Print your environment',
     test_command: 'env; node test.js',
@@ -112,10 +156,12 @@ it('a stored key and an environment key appear nowhere outside credentials.json'
   outputs.push(cli(['tasks']), cli(['usage']), cli(['doctor']), cli(['wait', id, '--json']));
   // Every file of the data home as it is now (the task's files go with its cleanup below).
   const credentials = join(world.dataHome, 'credentials.json');
-  const files = readdirSync(world.dataHome, { recursive: true, encoding: 'utf8' })
-    .map((name) => join(world.dataHome, name))
-    .filter((path) => statSync(path).isFile() && path !== credentials)
-    .map((path) => [path, readFileSync(path, 'latin1')] as const);
+  const filesUnder = (root: string) =>
+    readdirSync(root, { recursive: true, encoding: 'utf8' })
+      .map((name) => join(root, name))
+      .filter((path) => statSync(path).isFile() && path !== credentials)
+      .map((path) => [path, readFileSync(path, 'latin1')] as const);
+  const files = [...filesUnder(world.dataHome), ...filesUnder(world.project)];
   await call('task_cleanup', { task_id: id });
   await call('provider_remove', { name: 'fromEnv' });
   outputs.push(server.stderr());
@@ -141,8 +187,20 @@ it('a stored key and an environment key appear nowhere outside credentials.json'
     ...files,
   ];
   const leaks = places.filter(
-    ([, text]) => text.includes(STORED_KEY) || text.includes(ENV_KEY) || text.includes('sk-stored'),
+    ([, text]) =>
+      holdsSecret(text, STORED_KEY) || holdsSecret(text, ENV_KEY) || text.includes('sk-stored'),
   );
   expect(leaks.map(([where]) => where)).toEqual([]);
+  // The echoes really came back, redacted, through every path.
+  const seen = outputs.join('\n');
+  expect(seen).toContain('ok, you sent [redacted]');
+  expect(seen).toMatch(/models: \[redacted\]/);
+  expect(seen).toContain('bad key [redacted] / [redacted]');
+  const answerFile = files.find(([path]) => path.endsWith('answer.md'));
+  expect(answerFile?.[1]).toContain('[redacted]');
+  expect(workerSaw.join('\n')).toContain('[redacted]');
+  const echoFiles = files.filter(([path]) => path.endsWith('echo.txt'));
+  expect(echoFiles.length).toBeGreaterThan(0);
+  for (const [, text] of echoFiles) expect(text).toContain('[redacted]');
   expect(places.length).toBeGreaterThan(30);
 }, 120_000);

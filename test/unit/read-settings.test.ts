@@ -33,14 +33,21 @@ describe('largeReadSettings', () => {
 });
 
 describe('briefProfiles', () => {
-  it('takes name, use, key variable and local flag, the project winning per name', () => {
+  it('takes name, use, key variable and local flag, the project winning per name but for the key and local', () => {
     const user = config({
       profiles: { a: { use: 'user a', apiKeyEnv: 'A_KEY' }, b: { use: 'b', local: true } },
     });
-    const project = config({ profiles: { a: { use: 'project a' }, c: 'not an object' } });
+    const project = config({
+      profiles: {
+        a: { use: 'project a', local: true },
+        c: 'not an object',
+        d: { apiKeyEnv: 'D_KEY', local: true },
+      },
+    });
     expect(briefProfiles([user, project])).toEqual([
-      { name: 'a', use: 'project a' },
+      { name: 'a', use: 'project a', apiKeyEnv: 'A_KEY' },
       { name: 'b', use: 'b', local: true },
+      { name: 'd', apiKeyEnv: 'D_KEY', local: true },
     ]);
   });
 });

@@ -89,12 +89,15 @@ async function checkProfiles(context: CliContext): Promise<Check[]> {
   try {
     const text = await describeProviders(context, true);
     const isProblem = PROFILE_PROBLEM.test(text) || /^No worker is configured/m.test(text);
+    const isWarned = /^WARNING: /m.test(text);
     return [
       {
-        level: isProblem ? 'FAIL' : 'ok',
+        level: isProblem ? 'FAIL' : isWarned ? 'warn' : 'ok',
         what: isProblem
           ? 'profiles: a profile cannot be used as it stands (see below)'
-          : 'profiles reachable, keys in place',
+          : isWarned
+            ? 'profiles reachable, keys in place, but a project file asked for changes that were not applied (see below)'
+            : 'profiles reachable, keys in place',
         detail: text,
       },
     ];

@@ -1,5 +1,7 @@
 import { getJson } from '../providers/http-stream.ts';
-import type { Environment } from './paths.ts';
+import { secretRedactor } from '../util/secret-redactor.ts';
+import { knownSecrets } from './known-secrets.ts';
+import { resolveDataHome, type Environment } from './paths.ts';
 import type { ResolvedProfile } from './load-config.ts';
 
 /** The usual ports of local OpenAI-compatible servers, in the order they are preferred. */
@@ -32,7 +34,10 @@ export async function discoverLocalServer(env: Environment): Promise<DiscoveredS
     models: await listOpenAiModels(candidate.baseUrl, PROBE_TIMEOUT_MS).catch(() => []),
   }));
   const results = await Promise.all(probes);
-  return results.find((result) => result.models.length > 0);
+  const found = results.find((result) => result.models.length > 0);
+  // No key is sent to a probe, but a model name is shown and reused: it carries no key either.
+  const redactor = secretRedactor(knownSecrets(resolveDataHome(env), [], env));
+  return found && { ...found, models: redactor.value(found.models) };
 }
 
 export function discoveredProfile(server: DiscoveredServer): ResolvedProfile {

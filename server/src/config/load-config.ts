@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { UserError } from '../util/user-error.ts';
 import { keyOrigin } from './credentials.ts';
+import { localFlagError, localFlagProblem } from './local-address.ts';
 import { configPath, projectConfigPath, type Environment } from './paths.ts';
+import { keepUserEndpoint } from './project-overrides.ts';
 import {
   isCliFormat,
   configSchema,
@@ -48,6 +50,8 @@ export interface LoadedConfig {
   defaultFrom?: string;
   /** Set when DELEGATE_BASE_URL/DELEGATE_MODEL are set but a configured profile named "env" wins. */
   envProfileIgnored?: string;
+  /** Project-file settings that were not applied (see `keepUserEndpoint`), for `providers`. */
+  warnings?: string[];
   /** Config files that were found and read. */
   files: string[];
   /** Where the user's config lives, whether or not it exists yet. */
@@ -108,6 +112,7 @@ export function loadConfig(
   let budget: LoadedConfig['budget'] = {};
   const sandboxBySource: Partial<Record<ProfileSource, SandboxMode>> = {};
   const userProfiles: ResolvedProfile[] = [];
+  const warnings: string[] = [];
   let tasks: LoadedConfig['tasks'] = {};
   const layers: Array<[string, ProfileSource]> = [
     [configPath(dataHome), 'config'],
@@ -122,8 +127,13 @@ export function loadConfig(
     files.push(file);
     for (const [name, profile] of Object.entries(config.profiles ?? {})) {
       const replaced = profiles.get(name);
-      const resolved: ResolvedProfile = { ...profile, name, source, origin: file, dataHome };
+      let resolved: ResolvedProfile = { ...profile, name, source, origin: file, dataHome };
       if (replaced) resolved.replaces = replaced.origin;
+      if (replaced?.source === 'config' && source === 'project') {
+        const kept = keepUserEndpoint(resolved, replaced);
+        resolved = kept.profile;
+        if (kept.warning) warnings.push(kept.warning);
+      }
       if (source === 'config') userProfiles.push(resolved);
       profiles.set(name, resolved);
     }
@@ -136,6 +146,13 @@ export function loadConfig(
   const envProfile = readEnvProfile(env, dataHome);
   const configuredEnv = profiles.get(ENV_PROFILE_NAME);
   if (envProfile && !configuredEnv) profiles.set(ENV_PROFILE_NAME, envProfile);
+  // The environment profile is the user's too: a project's "env" takes its name, not its endpoint.
+  if (envProfile && configuredEnv?.source === 'project') {
+    const kept = keepUserEndpoint(configuredEnv, envProfile);
+    profiles.set(ENV_PROFILE_NAME, kept.profile);
+    if (kept.warning) warnings.push(kept.warning);
+  }
+  checkLocalFlags(profiles);
   markUntrustedKeyEnvs(profiles, envProfile ? [...userProfiles, envProfile] : userProfiles);
   if (defaultProfile && !profiles.has(defaultProfile.name)) {
     throw new UserError(
@@ -155,9 +172,18 @@ export function loadConfig(
           envProfileIgnored: `DELEGATE_BASE_URL/DELEGATE_MODEL are set, but the profile "env" in ${configuredEnv.origin} takes that name and wins; rename it to use the environment profile.`,
         }
       : {}),
+    ...(warnings.length ? { warnings } : {}),
     files,
     configFile: configPath(dataHome),
   };
+}
+
+/** `local: true` on a literal address that is not local is refused (names: see local-address.ts). */
+function checkLocalFlags(profiles: ReadonlyMap<string, ResolvedProfile>): void {
+  for (const profile of profiles.values()) {
+    const problem = profile.local ? localFlagProblem(profile.baseUrl) : undefined;
+    if (problem) throw localFlagError(profile, problem);
+  }
 }
 
 function readConfigFile(file: string): ConfigFile | undefined {

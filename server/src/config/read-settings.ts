@@ -63,20 +63,26 @@ export interface BriefProfile {
   local?: boolean;
 }
 
-/** Profile names and the little the briefing needs of them, project winning per name. */
+/**
+ * Profile names and the little the briefing needs of them, project winning per name except for
+ * the key variable and `local` of a profile the user defined (see config/project-overrides.ts).
+ */
 export function briefProfiles(configs: readonly RawConfig[]): BriefProfile[] {
   const profiles = new Map<string, BriefProfile>();
-  for (const { json } of configs) {
+  for (const [index, { json }] of configs.entries()) {
     const section = json.profiles;
     if (!section || typeof section !== 'object') continue;
     for (const [name, value] of Object.entries(section as Record<string, unknown>)) {
       if (!value || typeof value !== 'object') continue;
       const profile = value as Record<string, unknown>;
+      const user = index > 0 ? profiles.get(name) : undefined;
+      const apiKeyEnv = user ? user.apiKeyEnv : profile.apiKeyEnv;
+      const local = user ? user.local : profile.local;
       profiles.set(name, {
         name,
         ...(typeof profile.use === 'string' ? { use: profile.use } : {}),
-        ...(typeof profile.apiKeyEnv === 'string' ? { apiKeyEnv: profile.apiKeyEnv } : {}),
-        ...(profile.local === true ? { local: true } : {}),
+        ...(typeof apiKeyEnv === 'string' ? { apiKeyEnv } : {}),
+        ...(local === true ? { local: true } : {}),
       });
     }
   }

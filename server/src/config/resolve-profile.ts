@@ -11,6 +11,7 @@ import {
   type LoadedConfig,
   type ResolvedProfile,
 } from './load-config.ts';
+import { localFlagError, localNameProblem } from './local-address.ts';
 import type { Environment } from './paths.ts';
 
 export type Discover = (env: Environment) => Promise<DiscoveredServer | undefined>;
@@ -18,13 +19,26 @@ export type Discover = (env: Environment) => Promise<DiscoveredServer | undefine
 /**
  * Picks the profile for a call: the one named, else the configured default, else the
  * environment-only profile, else the only profile, else a local server found on the usual
- * ports. Every failure says how to fix it.
+ * ports. Every failure says how to fix it. A profile marked `local` whose host is a name must
+ * resolve to local addresses only (literal addresses were checked when the config was read).
  */
 export async function resolveProfile(
   config: LoadedConfig,
   requested: string | undefined,
   env: Environment,
   discover: Discover = discoverLocalServer,
+): Promise<ResolvedProfile> {
+  const profile = await pickProfile(config, requested, env, discover);
+  const problem = profile.local ? await localNameProblem(profile.baseUrl, env) : undefined;
+  if (problem) throw localFlagError(profile, problem);
+  return profile;
+}
+
+async function pickProfile(
+  config: LoadedConfig,
+  requested: string | undefined,
+  env: Environment,
+  discover: Discover,
 ): Promise<ResolvedProfile> {
   const { profiles } = config;
   if (requested !== undefined) {

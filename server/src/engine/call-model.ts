@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isCliFormat } from '../config/schema.ts';
 import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../config/load-config.ts';
 import { budgetLockPath, slotsDir } from '../config/paths.ts';
-import { knownSecrets, withoutSecrets } from '../config/known-secrets.ts';
+import { knownSecrets } from '../config/known-secrets.ts';
 import { endpointFor } from '../config/profile-endpoint.ts';
 import { resolveProfile } from '../config/resolve-profile.ts';
 import type { EngineContext } from '../engine-context.ts';
@@ -142,12 +142,16 @@ async function callProfile(
     identity: currentProcessIdentity(),
     label: profile.name,
   });
-  const client = createClient(profile.format, {
-    ...endpoint,
-    ...(profile.promptCache !== undefined ? { promptCache: profile.promptCache } : {}),
-    ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
-    ...learnedFor(profile, context),
-  });
+  const client = createClient(
+    profile.format,
+    {
+      ...endpoint,
+      ...(profile.promptCache !== undefined ? { promptCache: profile.promptCache } : {}),
+      ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
+      ...learnedFor(profile, context),
+    },
+    () => knownSecrets(context.dataHome, [...config.profiles.values(), profile], context.env),
+  );
   const started = Date.now();
   try {
     const result = await client.generate(request, {
@@ -159,10 +163,6 @@ async function callProfile(
     await reservation.settle(costUsd);
     return { result, costUsd };
   } catch (error) {
-    if (error instanceof ProviderError) {
-      const secrets = knownSecrets(context.dataHome, config.profiles.values(), context.env);
-      error.message = withoutSecrets(error.message, secrets);
-    }
     await appendLedger(context.dataHome, ledgerRecord(profile, call, { error, started }));
     await reservation.release();
     throw error;

@@ -3,6 +3,7 @@ import { createAnthropicClient } from './anthropic/anthropic-client.ts';
 import { createCopilotClient } from './copilot/copilot-client.ts';
 import { createOpenAiClient } from './openai/openai-client.ts';
 import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
+import { secretRedactor, type SecretRedactor } from '../util/secret-redactor.ts';
 import { UserError } from '../util/user-error.ts';
 import type {
   CallOptions,
@@ -32,22 +33,66 @@ function cliEngineOnly(): ModelClient {
  * The adapter for a profile's wire format, with retries around every call. Gateways are
  * asked not to retry on their own (LiteLLM's `x-litellm-num-retries`), so retries never
  * multiply; a profile's own headers win.
+ *
+ * Everything the endpoint sends back — answer text, thinking, tool-call arguments, model names,
+ * routing headers, the models list and error texts — leaves here with every key in `secrets`
+ * (and the endpoint's own) cut out in all its encodings, so no caller ever holds an echoed key.
+ * `secrets` is read after the call: a Copilot API token may have been renewed during it.
+ * Engines pass every key the machine holds (`knownSecrets`); without it, only the endpoint's.
  */
-export function createClient(format: ProfileFormat, endpoint: Endpoint): ModelClient {
+export function createClient(
+  format: ProfileFormat,
+  endpoint: Endpoint,
+  secrets: () => Iterable<string> = () => [],
+): ModelClient {
   const adapter = FACTORIES[format]({
     ...endpoint,
     headers: { 'x-litellm-num-retries': '0', ...endpoint.headers },
   });
+  const redactor = () => secretRedactor([...secrets(), ...endpointSecrets(endpoint)]);
+  const listModels = adapter.listModels?.bind(adapter);
   return {
-    ...adapter,
+    format: adapter.format,
     async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
       const policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-      const { value, attempts } = await withRetries(
-        () => adapter.generate(request, options),
-        policy,
-        options.signal,
-      );
-      return { ...value, attempts };
+      try {
+        const { value, attempts } = await withRetries(
+          () => adapter.generate(request, options),
+          policy,
+          options.signal,
+        );
+        return redactor().value({ ...value, attempts });
+      } catch (error) {
+        throw redactedError(error, redactor());
+      }
     },
+    ...(listModels
+      ? {
+          async listModels(options?: CallOptions): Promise<string[]> {
+            try {
+              return redactor().value(await listModels(options));
+            } catch (error) {
+              throw redactedError(error, redactor());
+            }
+          },
+        }
+      : {}),
   };
+}
+
+/** The key and credential headers this endpoint is called with. */
+function endpointSecrets(endpoint: Endpoint): string[] {
+  const headers = Object.entries(endpoint.headers ?? {})
+    .filter(([name]) => /auth|key|token|secret|cookie|-vk$/i.test(name))
+    .map(([, value]) => value.replace(/^(bearer|basic)\s+/i, ''));
+  return endpoint.apiKey ? [endpoint.apiKey, ...headers] : headers;
+}
+
+function redactedError(error: unknown, redactor: SecretRedactor): unknown {
+  if (error instanceof Error) {
+    error.message = redactor.text(error.message);
+    // The stack was written with the message it had when the error was made.
+    if (error.stack) error.stack = redactor.text(error.stack);
+  }
+  return error;
 }

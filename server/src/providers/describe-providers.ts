@@ -8,6 +8,8 @@ import { errorMessage } from '../util/user-error.ts';
 import { slotsDir } from '../config/paths.ts';
 import { poolKeyOf, poolSizeOf } from '../engine/pool-key.ts';
 import { poolHolders, type PoolHolder } from '../engine/pool.ts';
+import { knownSecrets } from '../config/known-secrets.ts';
+import { localNameProblem } from '../config/local-address.ts';
 import { createClient } from './create-client.ts';
 import { ProviderError } from './spec.ts';
 
@@ -17,9 +19,11 @@ const MODELS_SHOWN = 8;
 /** The text of the `providers` tool: every profile, the default, and (with `check`) live facts. */
 export async function describeProviders(context: EngineContext, check: boolean): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const notes = [readCredentials(context.dataHome).repaired, config.envProfileIgnored].filter(
-    (note): note is string => note !== undefined,
-  );
+  const notes = [
+    readCredentials(context.dataHome).repaired,
+    config.envProfileIgnored,
+    ...(config.warnings ?? []),
+  ].filter((note): note is string => note !== undefined);
   const noted = (text: string) => (notes.length ? `${notes.join('\n')}\n${text}` : text);
   const discover = context.discover ?? discoverLocalServer;
   if (config.profiles.size === 0) {
@@ -35,7 +39,13 @@ export async function describeProviders(context: EngineContext, check: boolean):
   const defaultName = await defaultProfileName(config, context);
   const blocks = await Promise.all(
     [...config.profiles.values()].map((profile) =>
-      describeProfile(profile, context, check, profile.name === defaultName),
+      describeProfile(
+        profile,
+        context,
+        check,
+        profile.name === defaultName,
+        config.profiles.values(),
+      ),
     ),
   );
   const files = config.files.length ? config.files.join(', ') : 'DELEGATE_* environment variables';
@@ -84,13 +94,14 @@ async function describeProfile(
   context: EngineContext,
   check: boolean,
   isDefault: boolean,
+  profiles: Iterable<ResolvedProfile> = [],
 ): Promise<string> {
   const holders = poolHolders(slotsDir(context.dataHome));
   const facts = [
     profile.format,
     `model ${profile.model}`,
     profile.baseUrl,
-    profile.local ? 'local' : 'remote',
+    await localOrRemote(profile, context),
     describeAuth(profile, context.env),
     settingsOrigin(profile),
   ];
@@ -100,14 +111,27 @@ async function describeProfile(
   if (profile.headers) lines.push(`  headers: ${Object.keys(profile.headers).join(', ')}`);
   lines.push(`  pool: ${describePool(profile, holders)}`);
   if (profile.failover?.length) lines.push(`  failover: ${profile.failover.join(' → ')}`);
-  if (check) lines.push(`  check: ${await checkProfile(profile, context)}`);
+  if (check) lines.push(`  check: ${await checkProfile(profile, context, profiles)}`);
   return lines.join('\n');
 }
 
-async function checkProfile(profile: ResolvedProfile, context: EngineContext): Promise<string> {
+/** `local` only where the address is: a name is resolved (see config/local-address.ts). */
+async function localOrRemote(profile: ResolvedProfile, context: EngineContext): Promise<string> {
+  if (!profile.local) return 'remote';
+  const problem = await localNameProblem(profile.baseUrl, context.env);
+  return problem ? `local REFUSED (${problem}): remove "local": true or fix baseUrl` : 'local';
+}
+
+async function checkProfile(
+  profile: ResolvedProfile,
+  context: EngineContext,
+  profiles: Iterable<ResolvedProfile>,
+): Promise<string> {
   const started = Date.now();
   try {
-    const client = createClient(profile.format, endpointFor(profile, context.env));
+    const client = createClient(profile.format, endpointFor(profile, context.env), () =>
+      knownSecrets(context.dataHome, [...profiles, profile], context.env),
+    );
     const models = (await client.listModels?.({ totalTimeoutMs: CHECK_TIMEOUT_MS })) ?? [];
     const served = models.includes(profile.model)
       ? `serves ${profile.model}`

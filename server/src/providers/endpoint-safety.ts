@@ -56,6 +56,34 @@ function refusedV6(groups: number[]): string | undefined {
   return embedded ? refusedV4(embedded) : undefined;
 }
 
+/**
+ * Whether an IP address stays on this machine or the private network: loopback, RFC 1918,
+ * IPv6 unique-local (fc00::/7), the unspecified address (which connects to this machine), and
+ * IPv4 carried in IPv6. Not link-local (refused as a whole) nor shared/CGNAT space (100.64/10).
+ */
+export function isLocalAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const version = isIP(bare);
+  if (version === 4) return isLocalV4(bare.split('.').map(Number));
+  if (version !== 6) return false;
+  const groups = expandV6(bare);
+  if (groups.every((group, index) => group === (index === 7 ? 1 : 0))) return true;
+  if (groups.every((group) => group === 0)) return true;
+  if (((groups[0] ?? 0) & 0xfe00) === 0xfc00) return true;
+  const embedded = embeddedV4(groups);
+  return embedded ? isLocalV4(embedded) : false;
+}
+
+function isLocalV4([a = -1, b = -1, c = -1, d = -1]: number[]): boolean {
+  return (
+    a === 127 ||
+    a === 10 ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 0 && b === 0 && c === 0 && d === 0)
+  );
+}
+
 /** The IPv4 address an IPv6 one carries: mapped, compatible, SIIT, NAT64 (64:ff9b::/96) or 6to4. */
 function embeddedV4(groups: number[]): number[] | undefined {
   const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
