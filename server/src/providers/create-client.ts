@@ -46,6 +46,7 @@ export function createClient(format: ProfileFormat, endpoint: Endpoint): ModelCl
         () => adapter.generate(request, options),
         policy,
         options.signal,
+        options.onFailedAttempt,
       );
       return { ...value, attempts };
     },

@@ -3,6 +3,7 @@ import { getJson, parseJson, postStream, routingFacts } from '../http-stream.ts'
 import { shouldReplayReasoning } from '../reasoning.ts';
 import {
   ProviderError,
+  withUsage,
   type CallOptions,
   type Endpoint,
   type GenerateRequest,
@@ -38,13 +39,15 @@ export function createOpenAiClient(endpoint: Endpoint): ModelClient {
             stream.absorb(body as ChatChunk);
             sawDone = true;
           },
+          usage: () => stream.reportedUsage,
         },
       );
       if (!sawDone && !stream.finished) {
-        throw new ProviderError(
+        const error = new ProviderError(
           `The reply from ${url} ended before the model finished (no finish_reason).`,
           'protocol',
         );
+        throw withUsage(error, stream.reportedUsage);
       }
       const result = stream.result(endpoint.model);
       const routedVia = routingFacts(responseHeaders);
