@@ -13,6 +13,7 @@ import {
   type CallOptions,
   type GenerateRequest,
   type GenerateResult,
+  type Usage,
 } from '../providers/spec.ts';
 import { currentProcessIdentity, isProcessAlive } from '../util/process-identity.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
@@ -51,6 +52,7 @@ export interface ModelCallResult {
   profile: ResolvedProfile;
   /** The profile asked for, when the call failed over from it. */
   failedOverFrom?: string;
+  /** What the call cost in all: every attempt that reported usage, on every profile it tried. */
   costUsd: number;
 }
 
@@ -67,6 +69,7 @@ export async function callModel(call: ModelCall, context: EngineContext): Promis
       : await resolveProfile(config, call.profile, context.env, context.discover);
   const chain = failoverChain(first, config);
   const passed: string[] = [];
+  const billed = { usd: 0 };
   for (const [index, profile] of chain.entries()) {
     const isLast = index === chain.length - 1;
     const slot = await acquireSlot(
@@ -93,9 +96,14 @@ export async function callModel(call: ModelCall, context: EngineContext): Promis
         profile,
         { ...call, ...(failedOverFrom ? { failedOverFrom } : {}) },
         config,
-        context,
+        { context, billed },
       );
-      return { ...served, profile, ...(profile !== first ? { failedOverFrom: first.name } : {}) };
+      return {
+        result: served,
+        costUsd: billed.usd,
+        profile,
+        ...(profile !== first ? { failedOverFrom: first.name } : {}),
+      };
     } catch (error) {
       if (isLast || !isRetryableError(error)) throw describeFailure(profile, error, passed);
       passed.push(`${profile.name}: ${errorMessage(error)}`);
@@ -119,22 +127,33 @@ export function failoverChain(first: ResolvedProfile, config: LoadedConfig): Res
   return [first, ...targets];
 }
 
+/**
+ * One profile's try at the call: reservation, the client's attempts (each failed attempt that
+ * reported usage gets its own ledger record and cost, and a retry first renews the reservation),
+ * the ledger, settle. `billed.usd` grows by every attempt's cost.
+ */
 async function callProfile(
   profile: ResolvedProfile,
   call: ModelCall & { failedOverFrom?: string },
   config: LoadedConfig,
-  context: EngineContext,
-): Promise<{ result: GenerateResult; costUsd: number }> {
+  { context, billed }: { context: EngineContext; billed: { usd: number } },
+): Promise<GenerateResult> {
   const endpoint = endpointFor(profile, context.env);
   const price = await knownPrice(profile, config, call.taskBudget !== undefined);
+  // The request as the engine holds it: its JSON has every byte of text the adapter sends (plus
+  // the structure around it), so one token per byte of it bounds what any tokenizer counts.
   const inputBytes = Buffer.byteLength(JSON.stringify(call.request));
   const request = call.taskBudget
     ? fitToTaskBudget(call.request, price, inputBytes, call.taskBudget)
     : call.request;
+  const { taskBudget } = call;
   const reservation = await reserveBudget({
     dataHome: context.dataHome,
-    // A task's own cap is whole-run and checked above; perTaskUsd per call is for one-shots.
-    budget: call.taskBudget ? { dailyUsd: config.budget.dailyUsd } : config.budget,
+    // A task's own cap is whole-run and fitted above; what it leaves caps this call's retries.
+    // perTaskUsd per call is for one-shots.
+    budget: taskBudget
+      ? { dailyUsd: config.budget.dailyUsd, perTaskUsd: taskBudget.capUsd - taskBudget.spentUsd }
+      : config.budget,
     worstCaseUsd: worstCaseCost(price, inputBytes, request.maxOutputTokens),
     lock: (action) => withFileLock(budgetLockPath(context.dataHome), action),
     isAlive: (pid, startTime) => isProcessAlive({ pid, startTime }),
@@ -147,22 +166,45 @@ async function callProfile(
     ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
   });
   const started = Date.now();
+  const callId = randomUUID();
+  const redact = (error: unknown) => {
+    if (!(error instanceof ProviderError)) return;
+    const secrets = knownSecrets(context.dataHome, config.profiles.values(), context.env);
+    error.message = withoutSecrets(error.message, secrets);
+  };
+  const last = { usd: 0, isRecorded: false };
+  const onFailedAttempt: CallOptions['onFailedAttempt'] = async ({ error, attempt, willRetry }) => {
+    const { usage } = error;
+    last.usd = usage ? costOf(price, usage) : 0;
+    last.isRecorded = usage !== undefined && !willRetry;
+    if (usage) {
+      redact(error);
+      billed.usd += last.usd;
+      const outcome = { callId, started, error, usage, costUsd: last.usd, attempts: attempt };
+      await appendLedger(context.dataHome, ledgerRecord(profile, call, outcome));
+    }
+    if (willRetry) await reservation.renew(last.usd);
+  };
   try {
     const result = await client.generate(request, {
       ...call.callOptions,
       ...(call.signal ? { signal: call.signal } : {}),
+      onFailedAttempt,
     });
     const costUsd = costOf(price, result.usage);
-    await appendLedger(context.dataHome, ledgerRecord(profile, call, { result, costUsd, started }));
+    billed.usd += costUsd;
+    await appendLedger(
+      context.dataHome,
+      ledgerRecord(profile, call, { callId, result, costUsd, started }),
+    );
     await reservation.settle(costUsd);
-    return { result, costUsd };
+    return result;
   } catch (error) {
-    if (error instanceof ProviderError) {
-      const secrets = knownSecrets(context.dataHome, config.profiles.values(), context.env);
-      error.message = withoutSecrets(error.message, secrets);
+    redact(error);
+    if (!last.isRecorded) {
+      await appendLedger(context.dataHome, ledgerRecord(profile, call, { callId, error, started }));
     }
-    await appendLedger(context.dataHome, ledgerRecord(profile, call, { error, started }));
-    await reservation.release();
+    await reservation.settle(last.usd);
     throw error;
   }
 }
@@ -187,31 +229,37 @@ async function knownPrice(
   return FREE;
 }
 
+/** A success; or a failed attempt with what it reported and cost; or a failed call. */
+type Outcome = { callId: string; started: number } & (
+  | { result: GenerateResult; costUsd: number }
+  | { error: unknown; usage?: Usage; costUsd?: number; attempts?: number }
+);
+
 function ledgerRecord(
   profile: ResolvedProfile,
   call: ModelCall & { failedOverFrom?: string },
-  outcome: { started: number } & ({ result: GenerateResult; costUsd: number } | { error: unknown }),
+  outcome: Outcome,
 ): LedgerRecord {
   const failed = 'error' in outcome;
   const result = failed ? undefined : outcome.result;
+  const usage = failed ? outcome.usage : outcome.result.usage;
   return {
     ts: new Date().toISOString(),
-    callId: randomUUID(),
+    callId: outcome.callId,
     profile: profile.name,
     format: profile.format,
     modelAsked: profile.model,
     modelAnswered: result?.modelAnswered ?? '',
-    inputTokens: result?.usage.inputTokens ?? 0,
-    outputTokens: result?.usage.outputTokens ?? 0,
-    cachedInputTokens: result?.usage.cachedInputTokens ?? 0,
-    reasoningTokens: result?.usage.reasoningTokens ?? 0,
-    costUsd: failed ? 0 : outcome.costUsd,
+    inputTokens: usage?.inputTokens ?? 0,
+    outputTokens: usage?.outputTokens ?? 0,
+    cachedInputTokens: usage?.cachedInputTokens ?? 0,
+    cacheWriteTokens: usage?.cacheWriteTokens ?? 0,
+    reasoningTokens: usage?.reasoningTokens ?? 0,
+    costUsd: outcome.costUsd ?? 0,
     latencyMs: Date.now() - outcome.started,
     outcome: failed ? 'error' : 'ok',
     attempts: failed
-      ? outcome.error instanceof ProviderError
-        ? outcome.error.attempts
-        : 1
+      ? (outcome.attempts ?? (outcome.error instanceof ProviderError ? outcome.error.attempts : 1))
       : (result?.attempts ?? 1),
     ...(call.taskId ? { taskId: call.taskId } : {}),
     ...(call.failedOverFrom ? { failedOverFrom: call.failedOverFrom } : {}),
