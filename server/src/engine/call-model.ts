@@ -140,9 +140,15 @@ async function callProfile(
 ): Promise<GenerateResult> {
   const endpoint = endpointFor(profile, context.env);
   const price = await knownPrice(profile, config, call.taskBudget !== undefined);
-  // The request as the engine holds it: its JSON has every byte of text the adapter sends (plus
-  // the structure around it), so one token per byte of it bounds what any tokenizer counts.
-  const inputBytes = Buffer.byteLength(JSON.stringify(call.request));
+  const client = createClient(profile.format, {
+    ...endpoint,
+    ...(profile.promptCache !== undefined ? { promptCache: profile.promptCache } : {}),
+    ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
+  });
+  // One token per byte of the body as sent bounds what any tokenizer counts. Without the
+  // adapter's own count, the request's JSON holds every byte of text sent and more.
+  const inputBytes =
+    client.requestBytes?.(call.request) ?? Buffer.byteLength(JSON.stringify(call.request));
   const request = call.taskBudget
     ? fitToTaskBudget(call.request, price, inputBytes, call.taskBudget)
     : call.request;
@@ -159,11 +165,6 @@ async function callProfile(
     isAlive: (pid, startTime) => isProcessAlive({ pid, startTime }),
     identity: currentProcessIdentity(),
     label: profile.name,
-  });
-  const client = createClient(profile.format, {
-    ...endpoint,
-    ...(profile.promptCache !== undefined ? { promptCache: profile.promptCache } : {}),
-    ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
   });
   const started = Date.now();
   const callId = randomUUID();

@@ -120,6 +120,8 @@ export interface ModelClient {
   generate(request: GenerateRequest, options?: CallOptions): Promise<GenerateResult>;
   /** Models the endpoint serves, where it can list them. */
   listModels?(options?: CallOptions): Promise<string[]>;
+  /** Bytes of the request body this client would send for `request` (budgets bound tokens by it). */
+  requestBytes?(request: GenerateRequest): number;
 }
 
 /** `stalled`: no byte within the idle timeout; `timeout`: the attempt's total time ran out; `refused`: nothing listens. */

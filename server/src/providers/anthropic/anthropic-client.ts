@@ -63,5 +63,7 @@ export function createAnthropicClient(endpoint: Endpoint): ModelClient {
       };
       return (body.data ?? []).flatMap((model) => (typeof model.id === 'string' ? [model.id] : []));
     },
+    requestBytes: (request: GenerateRequest) =>
+      Buffer.byteLength(JSON.stringify(toRequestBody(endpoint, request))),
   };
 }

@@ -68,6 +68,8 @@ export function createOpenAiClient(endpoint: Endpoint): ModelClient {
       };
       return (body.data ?? []).flatMap((model) => (typeof model.id === 'string' ? [model.id] : []));
     },
+    requestBytes: (request: GenerateRequest) =>
+      Buffer.byteLength(JSON.stringify(toRequestBody(endpoint, request))),
   };
 }
 
