@@ -2,10 +2,18 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/**
+ * Usage as each wire format reports it: `input` is OpenAI's `prompt_tokens` (cached and written
+ * tokens included) but Anthropic's `input_tokens` (without them); `cacheWrite` is Anthropic's
+ * `cache_creation_input_tokens` (of which `cacheWrite1h` went to the 1-hour cache) or OpenAI's
+ * `prompt_tokens_details.cache_write_tokens`.
+ */
 export interface FakeUsage {
   input?: number;
   output?: number;
   cachedInput?: number;
+  cacheWrite?: number;
+  cacheWrite1h?: number;
   reasoning?: number;
 }
 export interface FakeToolUse {
@@ -300,6 +308,8 @@ function buildMessage(reply: FakeMessageReply, request: RecordedRequest, nextId:
     input: reply.usage?.input ?? Math.ceil(request.rawBody.length / 4),
     output: reply.usage?.output ?? Math.ceil((reply.text ?? '').length / 4) + 1,
     cachedInput: reply.usage?.cachedInput ?? 0,
+    cacheWrite: reply.usage?.cacheWrite ?? 0,
+    cacheWrite1h: reply.usage?.cacheWrite1h ?? 0,
     reasoning: reply.usage?.reasoning ?? 0,
   };
   const requestModel: unknown = request.body?.model;
@@ -327,7 +337,10 @@ function openaiUsage({ usage }: BuiltMessage) {
     prompt_tokens: usage.input,
     completion_tokens: usage.output,
     total_tokens: usage.input + usage.output,
-    prompt_tokens_details: { cached_tokens: usage.cachedInput },
+    prompt_tokens_details: {
+      cached_tokens: usage.cachedInput,
+      ...(usage.cacheWrite ? { cache_write_tokens: usage.cacheWrite } : {}),
+    },
     completion_tokens_details: { reasoning_tokens: usage.reasoning },
   };
 }
@@ -384,7 +397,7 @@ function anthropicJson(message: BuiltMessage) {
   }
   for (const { id, name, input } of message.tools)
     content.push({ type: 'tool_use', id, name, input });
-  const { input, output, cachedInput } = message.usage;
+  const { input, output, cachedInput, cacheWrite, cacheWrite1h } = message.usage;
   return {
     id: `msg_fake_${message.id}`,
     type: 'message',
@@ -398,7 +411,11 @@ function anthropicJson(message: BuiltMessage) {
       input_tokens: input,
       output_tokens: output,
       cache_read_input_tokens: cachedInput,
-      cache_creation_input_tokens: 0,
+      cache_creation_input_tokens: cacheWrite,
+      cache_creation: {
+        ephemeral_5m_input_tokens: cacheWrite - cacheWrite1h,
+        ephemeral_1h_input_tokens: cacheWrite1h,
+      },
     },
   };
 }

@@ -174,10 +174,18 @@ for (const format of ['openai', 'anthropic'] as const) {
         } else {
           expect('error' in outcome ? outcome.error.message : 'no error').toMatch(fault.error!);
         }
-        // One ledger record per call, with the attempts and outcome the fake saw.
+        // One ledger record per call, with the attempts and outcome the fake saw, after one per
+        // failed attempt that reported usage (Anthropic's message_start carries it before a cut).
         const ledger = readLedger(world.dataHome);
-        expect(ledger).toHaveLength(1);
-        expect(ledger[0]).toMatchObject({
+        const first = fault.replies[0] ?? {};
+        const reportedBeforeCut = format === 'anthropic' && 'cutAfterEvents' in first;
+        expect(ledger).toHaveLength(reportedBeforeCut ? 2 : 1);
+        if (reportedBeforeCut) {
+          expect(ledger[0]).toMatchObject({ outcome: 'error', attempts: 1 });
+          expect(ledger[0]!.inputTokens).toBeGreaterThan(0);
+        }
+        expect(new Set(ledger.map((record) => record.callId)).size).toBe(1);
+        expect(ledger.at(-1)).toMatchObject({
           outcome: fault.outcome,
           attempts: fault.attempts,
           profile: 'w',

@@ -158,6 +158,8 @@ describe('openai wire format', () => {
       inputTokens: 0,
       outputTokens: 0,
       cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       reasoningTokens: 0,
     });
   });

@@ -6,6 +6,8 @@ const usage = (outputTokens: number) => ({
   inputTokens: 10,
   outputTokens,
   cachedInputTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
   reasoningTokens: 0,
 });
 

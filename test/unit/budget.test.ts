@@ -130,6 +130,41 @@ describe('reserveBudget', () => {
   });
 });
 
+describe('retries and over-runs', () => {
+  it('renews a reservation for another attempt only while spend and reservations fit the cap', async () => {
+    const budget = { dailyUsd: 1 };
+    const retrying = await reserve(budget, 0.4);
+    const other = await reserve(budget, 0.4);
+    await spend(0.15); // the failed attempt's reported usage, in the ledger
+    await retrying.renew(0.15); // 0.15 + 0.4 + 0.4 fits
+    await spend(0.15);
+    await expect(retrying.renew(0.15)).rejects.toThrow(
+      /Stopped retrying test call: its attempts so far cost \$0\.30: spent today \$0\.30 \+ reserved .* \$0\.80 is over the daily cap of \$1\.00/,
+    );
+    expect(reservationFiles()).toEqual([`${other.id}.json`]);
+    const perCall = await reserve({ perTaskUsd: 0.5 }, 0.3);
+    await expect(perCall.renew(0.25)).rejects.toThrow(
+      /cost \$0\.25, and another could cost \$0\.30, over the per-task cap of \$0\.50/,
+    );
+  });
+
+  it('after an attempt costs more than its reservation, admits no new call until the calls then in flight settle', async () => {
+    const budget = { dailyUsd: 10 };
+    const overrunning = await reserve(budget, 0.1);
+    const inFlight = await reserve(budget, 0.1);
+    await spend(0.3);
+    await overrunning.settle(0.3);
+    await expect(reserve(budget, 0.1)).rejects.toThrow(
+      /Daily budget paused: a call of test call cost \$0\.30, more than the \$0\.10 reserved for it, so 1 call\(s\) in flight/,
+    );
+    await spend(0.1);
+    await inFlight.settle(0.1);
+    const next = await reserve(budget, 0.1);
+    expect(existsSync(join(world.dataHome, 'budget', 'overrun.json'))).toBe(false);
+    await next.release();
+  });
+});
+
 describe('budgetStatus', () => {
   it('reports spend today, reservations and what is left', async () => {
     await spend(0.25);
@@ -149,9 +184,22 @@ describe('budgetStatus', () => {
 });
 
 describe('worstCaseCost', () => {
-  it('assumes 3 bytes a token and every output token allowed', () => {
-    expect(worstCaseCost({ inputPerMTok: 1, outputPerMTok: 2 }, 3_000, 500)).toBeCloseTo(0.002, 12);
+  it('assumes a token per byte sent and every output token allowed', () => {
+    expect(worstCaseCost({ inputPerMTok: 1, outputPerMTok: 2 }, 3_000, 500)).toBeCloseTo(0.004, 12);
     expect(worstCaseCost({ inputPerMTok: 1, outputPerMTok: 2 }, 1, 0)).toBeCloseTo(1e-6, 12);
+  });
+
+  it('prices all the input at the dearest input rate: a write to the 1-hour cache', () => {
+    const price = {
+      inputPerMTok: 3,
+      outputPerMTok: 15,
+      cachedInputPerMTok: 0.3,
+      cacheWritePerMTok: 3.75,
+      cacheWrite1hPerMTok: 6,
+    };
+    expect(worstCaseCost(price, 1_000, 100)).toBeCloseTo((1_000 * 6 + 100 * 15) / 1e6, 12);
+    const fiveMinutes = { ...price, cacheWrite1hPerMTok: undefined };
+    expect(worstCaseCost(fiveMinutes, 1_000, 0)).toBeCloseTo((1_000 * 3.75) / 1e6, 12);
   });
 
   it('uses the long-context tier the input would reach', () => {
@@ -160,8 +208,8 @@ describe('worstCaseCost', () => {
       outputPerMTok: 15,
       tiers: [{ inputTokensAbove: 200_000, inputPerMTok: 6, outputPerMTok: 22.5 }],
     };
-    expect(worstCaseCost(price, 600_000, 1_000)).toBeCloseTo((200_000 * 3 + 1_000 * 15) / 1e6, 12);
-    expect(worstCaseCost(price, 600_003, 1_000)).toBeCloseTo(
+    expect(worstCaseCost(price, 200_000, 1_000)).toBeCloseTo((200_000 * 3 + 1_000 * 15) / 1e6, 12);
+    expect(worstCaseCost(price, 200_001, 1_000)).toBeCloseTo(
       (200_001 * 6 + 1_000 * 22.5) / 1e6,
       12,
     );
@@ -169,7 +217,7 @@ describe('worstCaseCost', () => {
 });
 
 describe('fitToTaskBudget', () => {
-  // $1 per million tokens both ways: 3,000 input bytes are at most 1,000 tokens ($0.001).
+  // $1 per million tokens both ways: 3,000 input bytes are at most 3,000 tokens ($0.003).
   const price = { inputPerMTok: 1, outputPerMTok: 1 };
   const request = { maxOutputTokens: 8_000 };
 
@@ -179,7 +227,7 @@ describe('fitToTaskBudget', () => {
 
   it('shrinks the output allowance to what is left, so the worst case lands on the cap', () => {
     const fitted = fitToTaskBudget(request, price, 3_000, { capUsd: 0.01, spentUsd: 0.005 });
-    expect(fitted.maxOutputTokens).toBe(4_000);
+    expect(fitted.maxOutputTokens).toBe(2_000);
     expect(worstCaseCost(price, 3_000, fitted.maxOutputTokens)).toBeLessThanOrEqual(0.005 + 1e-12);
   });
 

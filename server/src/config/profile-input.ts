@@ -12,6 +12,7 @@ const PRICE_FIELDS: Record<string, string> = {
   input_per_mtok: 'inputPerMTok',
   output_per_mtok: 'outputPerMTok',
   cached_input_per_mtok: 'cachedInputPerMTok',
+  cache_write_per_mtok: 'cacheWritePerMTok',
 };
 
 export const toCamel = (name: string) =>

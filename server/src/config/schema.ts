@@ -29,6 +29,7 @@ const priceSchema = z.strictObject({
   inputPerMTok: usdPerMTok,
   outputPerMTok: usdPerMTok,
   cachedInputPerMTok: usdPerMTok.optional(),
+  cacheWritePerMTok: usdPerMTok.optional(),
 });
 
 /** One named worker's fields; `profileSchema` adds the rules across them. */

@@ -104,7 +104,7 @@ function usageLine(
   const parts = [
     `profile ${profile.name}`,
     `model ${model}`,
-    `${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out tokens`,
+    `${tokens(usage.inputTokens)} in${cacheNote(usage)} / ${tokens(usage.outputTokens)} out tokens`,
     ...(notice ? [notice.short] : []),
     `${(result.latencyMs / 1000).toFixed(1)} s`,
     `sent ${formatBytes(sent)} from ${files.length} file${files.length === 1 ? '' : 's'}`,
@@ -116,6 +116,14 @@ function usageLine(
   const discovered =
     profile.source === 'discovered' ? ` (${profile.origin}; add a profile to pin it)` : '';
   return `[delegate: ${parts.join(' · ')}]${discovered}`;
+}
+
+const tokens = (count: number) => count.toLocaleString('en-US');
+
+/** The cached parts of the input, when there are any. */
+function cacheNote(usage: GenerateResult['usage']): string {
+  if (!usage.cachedInputTokens && !usage.cacheWriteTokens) return '';
+  return ` (${tokens(usage.cachedInputTokens)} cached, ${tokens(usage.cacheWriteTokens)} written to cache)`;
 }
 
 function emptyAnswerMessage(

@@ -1,9 +1,16 @@
 /**
  * Budgets: a daily cap shared by every session on the machine, and a per-task cap (a task's
- * calls together; for a one-shot `delegate`, its one call). A call reserves its worst-case
- * cost under a cross-process lock before it runs; the reservation stays counted until the
- * caller has written the actual cost to the ledger, so at every moment each call is counted
- * at least once and spend never passes a cap.
+ * calls together; for a one-shot `delegate`, its one call). A call reserves the worst-case
+ * cost of one attempt ({@link worstCaseCost}) under a cross-process lock before it runs, and
+ * again before each retry ({@link Reservation.renew}), once the ledger holds what the failed
+ * attempt cost. The reservation stays counted until the caller has written the actual cost to
+ * the ledger, so at every moment each call is counted at least once, and settled spend stays
+ * within a cap as long as no attempt costs more than its reservation.
+ *
+ * An endpoint can still bill more (a gateway that adds its own prompt): calls already in
+ * flight were admitted on reservations that may be just as short. So an over-run pauses the
+ * daily cap (`budget/overrun.json`): no new call is admitted until every call that was in
+ * flight when it was reported has settled, and the ledger again holds the true spend.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -11,9 +18,11 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { configPath } from '../config/paths.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { formatUsd as usd } from '../util/format-usd.ts';
 import { UserError } from '../util/user-error.ts';
+import { overrunRefusal, recordOverrun } from './budget-overrun.ts';
 import { readLedger, utcDay } from './ledger.ts';
-import { costOf, type Price } from './pricing.ts';
+export { fitToTaskBudget, TaskBudgetReached, worstCaseCost } from './worst-case.ts';
 
 export interface BudgetConfig {
   dailyUsd?: number;
@@ -26,7 +35,14 @@ export type Lock = <T>(action: () => Promise<T>) => Promise<T>;
 export interface Reservation {
   id: string;
   amountUsd: number;
-  /** Call after the ledger holds the call's actual cost. Idempotent. */
+  /**
+   * Before another attempt of the same call, once the ledger holds what the failed one cost
+   * (`lastAttemptUsd`): keeps the reservation for the next attempt when today's spend plus every
+   * live reservation still fits in the daily cap, and the call's attempts so far plus another
+   * one fit in the per-task cap; else drops it and throws a UserError saying why.
+   */
+  renew(lastAttemptUsd: number): Promise<void>;
+  /** Call after the ledger holds the cost of the call's last attempt (`actualUsd`). Idempotent. */
   settle(actualUsd: number): Promise<void>;
   /** For a call that cost nothing (never sent). Idempotent. */
   release(): Promise<void>;
@@ -73,7 +89,7 @@ export async function reserveBudget(options: ReserveOptions): Promise<Reservatio
   const { dataHome, budget, worstCaseUsd } = options;
   if (!(worstCaseUsd >= 0)) throw new Error(`worstCaseUsd must be a cost, got ${worstCaseUsd}`);
   if (budget.dailyUsd === undefined && budget.perTaskUsd === undefined) {
-    return { id: 'unbudgeted', amountUsd: worstCaseUsd, settle: noop, release: noop };
+    return { id: 'unbudgeted', amountUsd: worstCaseUsd, renew: noop, settle: noop, release: noop };
   }
   if (budget.perTaskUsd !== undefined && worstCaseUsd > budget.perTaskUsd + TOLERANCE_USD) {
     throw new UserError(perTaskRefusal(dataHome, worstCaseUsd, budget.perTaskUsd));
@@ -81,9 +97,12 @@ export async function reserveBudget(options: ReserveOptions): Promise<Reservatio
   const now = options.now ?? (() => new Date());
   return options.lock(async () => {
     const live = await collectReservations(dataHome, options.isAlive);
+    const { dailyUsd } = budget;
+    const liveIds = live.map((reservation) => reservation.id);
+    const paused = dailyUsd === undefined ? undefined : await overrunRefusal(dataHome, liveIds);
+    if (paused) throw new UserError(paused);
     const spent = spentOn(dataHome, utcDay(now()));
     const reserved = sum(live.map((reservation) => reservation.amountUsd));
-    const { dailyUsd } = budget;
     if (dailyUsd !== undefined && spent + reserved + worstCaseUsd > dailyUsd + TOLERANCE_USD) {
       throw new UserError(dailyRefusal(dataHome, { spent, reserved, worstCaseUsd, dailyUsd }));
     }
@@ -98,9 +117,10 @@ async function writeReservation(
 ): Promise<Reservation> {
   const id = `r_${randomUUID()}`;
   const path = join(reservationsDir(dataHome), `${id}.json`);
+  const amountUsd = options.worstCaseUsd;
   const content: ReservationFile = {
     id,
-    amountUsd: options.worstCaseUsd,
+    amountUsd,
     ...options.identity,
     label: options.label,
     createdAt: createdAt.toISOString(),
@@ -108,49 +128,57 @@ async function writeReservation(
   await writeFileAtomic(path, `${JSON.stringify(content)}\n`);
   // The ledger, not the reservation, holds the actual cost: settling only stops the double count.
   const remove = () => rm(path, { force: true });
-  return { id, amountUsd: options.worstCaseUsd, settle: remove, release: remove };
+  let callSpentUsd = 0;
+  const noteAttempt = async (attemptUsd: number) => {
+    callSpentUsd += attemptUsd;
+    if (attemptUsd > amountUsd + TOLERANCE_USD && options.budget.dailyUsd !== undefined) {
+      await options.lock(async () => {
+        const live = await collectReservations(options.dataHome, options.isAlive);
+        const others = live.map((reservation) => reservation.id).filter((other) => other !== id);
+        const overrun = { label: options.label, reservedUsd: amountUsd, actualUsd: attemptUsd };
+        await recordOverrun(options.dataHome, overrun, others);
+      });
+    }
+  };
+  return {
+    id,
+    amountUsd,
+    renew: async (lastAttemptUsd) => {
+      await noteAttempt(lastAttemptUsd);
+      const refusal = await options.lock(() => retryRefusal(options, { callSpentUsd, amountUsd }));
+      if (refusal === undefined) return;
+      await remove();
+      throw new UserError(refusal);
+    },
+    settle: async (actualUsd) => {
+      await noteAttempt(actualUsd);
+      await remove();
+    },
+    release: remove,
+  };
 }
 
-/** A task's next call cannot fit in what is left of its cap; the task should stop there. */
-export class TaskBudgetReached extends UserError {
-  constructor(
-    readonly spentUsd: number,
-    readonly capUsd: number,
-  ) {
-    super(
-      `budget reached: the task spent ${usd(spentUsd)} of its ${usd(capUsd)} cap, and its next model call ` +
-        'could not fit in what is left. Raise budget_usd (or "budget": {"perTaskUsd": …}) to let it go further.',
-    );
+/** Why another attempt of a call may not start, if it may not (run under the lock). */
+async function retryRefusal(
+  options: ReserveOptions,
+  call: { callSpentUsd: number; amountUsd: number },
+): Promise<string | undefined> {
+  const { dataHome, budget } = options;
+  const { perTaskUsd, dailyUsd } = budget;
+  const stop = `Stopped retrying ${options.label}: its attempts so far cost ${usd(call.callSpentUsd)}`;
+  if (perTaskUsd !== undefined && call.callSpentUsd + call.amountUsd > perTaskUsd + TOLERANCE_USD) {
+    return `${stop}, and another could cost ${usd(call.amountUsd)}, over the per-task cap of ${usd(perTaskUsd)}.`;
   }
-}
-
-/** A task call allowed fewer output tokens than this is not worth making. */
-const MIN_OUTPUT_TOKENS = 256;
-
-/**
- * The output allowance a task's call can afford with what is left of its cap (worst case, as
- * the reservation counts it): the request as asked when it fits, a smaller `maxOutputTokens`
- * when that still leaves a useful answer, else {@link TaskBudgetReached}.
- */
-export function fitToTaskBudget<T extends { maxOutputTokens: number }>(
-  request: T,
-  price: Price,
-  inputBytes: number,
-  budget: { capUsd: number; spentUsd: number },
-): T {
-  const leftUsd = budget.capUsd - budget.spentUsd + TOLERANCE_USD;
-  if (worstCaseCost(price, inputBytes, request.maxOutputTokens) <= leftUsd) return request;
-  const inputUsd = worstCaseCost(price, inputBytes, 0);
-  const perOutputToken = worstCaseCost(price, 0, 1);
-  const affordable = perOutputToken > 0 ? Math.floor((leftUsd - inputUsd) / perOutputToken) : 0;
-  if (affordable < MIN_OUTPUT_TOKENS) throw new TaskBudgetReached(budget.spentUsd, budget.capUsd);
-  return { ...request, maxOutputTokens: Math.min(request.maxOutputTokens, affordable) };
-}
-
-/** Worst case of a call: ceil(inputBytes / 3) input tokens (≥ any tokenizer's count) plus every output token allowed. */
-export function worstCaseCost(price: Price, inputBytes: number, maxOutputTokens: number): number {
-  const inputTokens = Math.ceil(inputBytes / 3);
-  return costOf(price, { inputTokens, outputTokens: maxOutputTokens, cachedInputTokens: 0 });
+  if (dailyUsd === undefined) return undefined;
+  // This call's own reservation is among the live ones: it stands for the next attempt.
+  const live = await collectReservations(dataHome, options.isAlive);
+  const spent = spentOn(dataHome, utcDay(options.now?.() ?? new Date()));
+  const reserved = sum(live.map((reservation) => reservation.amountUsd));
+  if (spent + reserved <= dailyUsd + TOLERANCE_USD) return undefined;
+  return (
+    `${stop}: spent today ${usd(spent)} + reserved by calls in flight (this one's next attempt ` +
+    `included) ${usd(reserved)} is over the daily cap of ${usd(dailyUsd)}.`
+  );
 }
 
 /**
@@ -227,12 +255,6 @@ function perTaskRefusal(dataHome: string, worstCaseUsd: number, perTaskUsd: numb
     `${usd(perTaskUsd)}. Send less input or lower maxOutputTokens, or raise the cap: ` +
     `"budget": {"perTaskUsd": ${suggestCap(worstCaseUsd)}} in ${configPath(dataHome)}.`
   );
-}
-
-/** Cents, plus up to two more digits so that small per-call amounts do not read as $0.00. */
-function usd(amount: number): string {
-  const digits = { minimumFractionDigits: 2, maximumFractionDigits: 4 };
-  return `$${amount.toLocaleString('en-US', { ...digits, useGrouping: false })}`;
 }
 
 /** A round number just above what the refused call needed. */

@@ -14,6 +14,7 @@ import {
   type GenerateRequest,
   type GenerateResult,
   type LearnedFacts,
+  type Usage,
 } from '../providers/spec.ts';
 import { currentProcessIdentity, isProcessAlive } from '../util/process-identity.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
@@ -52,6 +53,7 @@ export interface ModelCallResult {
   profile: ResolvedProfile;
   /** The profile asked for, when the call failed over from it. */
   failedOverFrom?: string;
+  /** What the call cost in all: every attempt that reported usage, on every profile it tried. */
   costUsd: number;
 }
 
@@ -68,6 +70,7 @@ export async function callModel(call: ModelCall, context: EngineContext): Promis
       : await resolveProfile(config, call.profile, context.env, context.discover);
   const chain = failoverChain(first, config);
   const passed: string[] = [];
+  const billed = { usd: 0 };
   for (const [index, profile] of chain.entries()) {
     const isLast = index === chain.length - 1;
     const slot = await acquireSlot(
@@ -94,9 +97,14 @@ export async function callModel(call: ModelCall, context: EngineContext): Promis
         profile,
         { ...call, ...(failedOverFrom ? { failedOverFrom } : {}) },
         config,
-        context,
+        { context, billed },
       );
-      return { ...served, profile, ...(profile !== first ? { failedOverFrom: first.name } : {}) };
+      return {
+        result: served,
+        costUsd: billed.usd,
+        profile,
+        ...(profile !== first ? { failedOverFrom: first.name } : {}),
+      };
     } catch (error) {
       if (isLast || !isRetryableError(error)) throw describeFailure(profile, error, passed);
       passed.push(`${profile.name}: ${errorMessage(error)}`);
@@ -120,28 +128,21 @@ export function failoverChain(first: ResolvedProfile, config: LoadedConfig): Res
   return [first, ...targets];
 }
 
+/**
+ * One profile's try at the call: reservation, the client's attempts (each failed attempt that
+ * reported usage gets its own ledger record and cost, and a retry first renews the reservation),
+ * the ledger, settle. `billed.usd` grows by every attempt's cost.
+ */
 async function callProfile(
   profile: ResolvedProfile,
   call: ModelCall & { failedOverFrom?: string },
   config: LoadedConfig,
-  context: EngineContext,
-): Promise<{ result: GenerateResult; costUsd: number }> {
+  { context, billed }: { context: EngineContext; billed: { usd: number } },
+): Promise<GenerateResult> {
   const endpoint = endpointFor(profile, context.env);
   const price = await knownPrice(profile, config, call.taskBudget !== undefined);
-  const inputBytes = Buffer.byteLength(JSON.stringify(call.request));
-  const request = call.taskBudget
-    ? fitToTaskBudget(call.request, price, inputBytes, call.taskBudget)
-    : call.request;
-  const reservation = await reserveBudget({
-    dataHome: context.dataHome,
-    // A task's own cap is whole-run and checked above; perTaskUsd per call is for one-shots.
-    budget: call.taskBudget ? { dailyUsd: config.budget.dailyUsd } : config.budget,
-    worstCaseUsd: worstCaseCost(price, inputBytes, request.maxOutputTokens),
-    lock: (action) => withFileLock(budgetLockPath(context.dataHome), action),
-    isAlive: (pid, startTime) => isProcessAlive({ pid, startTime }),
-    identity: currentProcessIdentity(),
-    label: profile.name,
-  });
+  // Every key this machine could send is cut out of what the endpoint returns (errors of
+  // failed attempts included) before the ledger or any caller sees it.
   const client = createClient(
     profile.format,
     {
@@ -152,19 +153,60 @@ async function callProfile(
     },
     () => knownSecrets(context.dataHome, [...config.profiles.values(), profile], context.env),
   );
+  // One token per byte of the body as sent bounds what any tokenizer counts. Without the
+  // adapter's own count, the request's JSON holds every byte of text sent and more.
+  const inputBytes =
+    client.requestBytes?.(call.request) ?? Buffer.byteLength(JSON.stringify(call.request));
+  const request = call.taskBudget
+    ? fitToTaskBudget(call.request, price, inputBytes, call.taskBudget)
+    : call.request;
+  const { taskBudget } = call;
+  const reservation = await reserveBudget({
+    dataHome: context.dataHome,
+    // A task's own cap is whole-run and fitted above; what it leaves caps this call's retries.
+    // perTaskUsd per call is for one-shots.
+    budget: taskBudget
+      ? { dailyUsd: config.budget.dailyUsd, perTaskUsd: taskBudget.capUsd - taskBudget.spentUsd }
+      : config.budget,
+    worstCaseUsd: worstCaseCost(price, inputBytes, request.maxOutputTokens),
+    lock: (action) => withFileLock(budgetLockPath(context.dataHome), action),
+    isAlive: (pid, startTime) => isProcessAlive({ pid, startTime }),
+    identity: currentProcessIdentity(),
+    label: profile.name,
+  });
   const started = Date.now();
+  const callId = randomUUID();
+  const last = { usd: 0, isRecorded: false };
+  const onFailedAttempt: CallOptions['onFailedAttempt'] = async ({ error, attempt, willRetry }) => {
+    const { usage } = error;
+    last.usd = usage ? costOf(price, usage) : 0;
+    last.isRecorded = usage !== undefined && !willRetry;
+    if (usage) {
+      billed.usd += last.usd;
+      const outcome = { callId, started, error, usage, costUsd: last.usd, attempts: attempt };
+      await appendLedger(context.dataHome, ledgerRecord(profile, call, outcome));
+    }
+    if (willRetry) await reservation.renew(last.usd);
+  };
   try {
     const result = await client.generate(request, {
       ...call.callOptions,
       ...(call.signal ? { signal: call.signal } : {}),
+      onFailedAttempt,
     });
     const costUsd = costOf(price, result.usage);
-    await appendLedger(context.dataHome, ledgerRecord(profile, call, { result, costUsd, started }));
+    billed.usd += costUsd;
+    await appendLedger(
+      context.dataHome,
+      ledgerRecord(profile, call, { callId, result, costUsd, started }),
+    );
     await reservation.settle(costUsd);
-    return { result, costUsd };
+    return result;
   } catch (error) {
-    await appendLedger(context.dataHome, ledgerRecord(profile, call, { error, started }));
-    await reservation.release();
+    if (!last.isRecorded) {
+      await appendLedger(context.dataHome, ledgerRecord(profile, call, { callId, error, started }));
+    }
+    await reservation.settle(last.usd);
     throw error;
   }
 }
@@ -198,31 +240,37 @@ async function knownPrice(
   return FREE;
 }
 
+/** A success; or a failed attempt with what it reported and cost; or a failed call. */
+type Outcome = { callId: string; started: number } & (
+  | { result: GenerateResult; costUsd: number }
+  | { error: unknown; usage?: Usage; costUsd?: number; attempts?: number }
+);
+
 function ledgerRecord(
   profile: ResolvedProfile,
   call: ModelCall & { failedOverFrom?: string },
-  outcome: { started: number } & ({ result: GenerateResult; costUsd: number } | { error: unknown }),
+  outcome: Outcome,
 ): LedgerRecord {
   const failed = 'error' in outcome;
   const result = failed ? undefined : outcome.result;
+  const usage = failed ? outcome.usage : outcome.result.usage;
   return {
     ts: new Date().toISOString(),
-    callId: randomUUID(),
+    callId: outcome.callId,
     profile: profile.name,
     format: profile.format,
     modelAsked: profile.model,
     modelAnswered: result?.modelAnswered ?? '',
-    inputTokens: result?.usage.inputTokens ?? 0,
-    outputTokens: result?.usage.outputTokens ?? 0,
-    cachedInputTokens: result?.usage.cachedInputTokens ?? 0,
-    reasoningTokens: result?.usage.reasoningTokens ?? 0,
-    costUsd: failed ? 0 : outcome.costUsd,
+    inputTokens: usage?.inputTokens ?? 0,
+    outputTokens: usage?.outputTokens ?? 0,
+    cachedInputTokens: usage?.cachedInputTokens ?? 0,
+    cacheWriteTokens: usage?.cacheWriteTokens ?? 0,
+    reasoningTokens: usage?.reasoningTokens ?? 0,
+    costUsd: outcome.costUsd ?? 0,
     latencyMs: Date.now() - outcome.started,
     outcome: failed ? 'error' : 'ok',
     attempts: failed
-      ? outcome.error instanceof ProviderError
-        ? outcome.error.attempts
-        : 1
+      ? (outcome.attempts ?? (outcome.error instanceof ProviderError ? outcome.error.attempts : 1))
       : (result?.attempts ?? 1),
     ...(call.taskId ? { taskId: call.taskId } : {}),
     ...(call.failedOverFrom ? { failedOverFrom: call.failedOverFrom } : {}),

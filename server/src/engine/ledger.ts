@@ -1,6 +1,7 @@
 /**
  * The ledger: one JSON line per model call in `<dataHome>/ledger/<YYYY-MM-DD>.jsonl` (UTC day
- * the call ended). Every session on the machine appends to the same files; budgets, the
+ * the call ended), plus one per failed attempt that reported usage (it is billed all the same),
+ * sharing the call's `callId`. Every session on the machine appends to the same files; budgets, the
  * `usage` tool and the status line read them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -15,14 +16,19 @@ export interface LedgerRecord {
   format: string;
   modelAsked: string;
   modelAnswered: string;
+  /** Token fields follow the provider `Usage` convention: input includes the cached parts. */
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens read from the prompt cache. */
   cachedInputTokens: number;
+  /** Input tokens written to the prompt cache (absent in records from before it was kept). */
+  cacheWriteTokens?: number;
   reasoningTokens: number;
-  /** 0 for local; for a failed call, what was billed (usually 0). */
+  /** 0 for local; for a failed attempt, what its reported usage costs (0 when it reported none). */
   costUsd: number;
   latencyMs: number;
   outcome: 'ok' | 'error';
+  /** Attempts the call had made when this record was written (a failed attempt's own number). */
   attempts: number;
   taskId?: string;
   /** File bytes the worker read instead of the supervisor. */
@@ -131,6 +137,7 @@ function isLedgerRecord(value: unknown): value is LedgerRecord {
   return (
     STRING_FIELDS.every((key) => typeof fields[key] === 'string') &&
     NUMBER_FIELDS.every((key) => Number.isFinite(fields[key])) &&
+    (fields.cacheWriteTokens === undefined || Number.isFinite(fields.cacheWriteTokens)) &&
     (fields.outcome === 'ok' || fields.outcome === 'error')
   );
 }

@@ -1,50 +1,78 @@
 /**
  * What a model call costs, in USD. Prices come from a profile's `price` override, else the
  * offline `@pydantic/genai-prices` table, which is loaded only when a price is first needed.
+ * Cache reads and writes have rates of their own (see {@link priceFor} for the defaults).
  */
 import type { ModelPrice } from '@pydantic/genai-prices';
 
-/** Long-context pricing: above `inputTokensAbove` input tokens, the whole call uses these rates. */
-export interface PriceTier {
-  inputTokensAbove: number;
+/** USD per million tokens of each kind. */
+export interface Rates {
   inputPerMTok: number;
   outputPerMTok: number;
+  /** Cache reads; the input price when absent. */
   cachedInputPerMTok?: number;
+  /** Cache writes (Anthropic's 5-minute cache); the input price when absent. */
+  cacheWritePerMTok?: number;
+  /** Writes to Anthropic's 1-hour cache; the cache-write price when absent. */
+  cacheWrite1hPerMTok?: number;
+}
+
+/** Long-context pricing: above `inputTokensAbove` input tokens, the whole call uses these rates. */
+export interface PriceTier extends Rates {
+  inputTokensAbove: number;
 }
 
 /** USD per million tokens. `tiers` (ascending) come from the table, never from config. */
-export interface Price {
-  inputPerMTok: number;
-  outputPerMTok: number;
-  cachedInputPerMTok?: number;
+export interface Price extends Rates {
   tiers?: PriceTier[];
 }
 
 export interface PricedProfile {
   model: string;
   baseUrl: string;
+  /** The wire format, which decides the default cache rates (Anthropic's differ). */
+  format?: string;
   local?: boolean;
   price?: Price;
 }
 
+/** A call's tokens in the {@link Usage} convention (cache reads and writes are parts of the input). */
 export interface TokenCounts {
-  /** All input tokens, cached ones included (the OpenAI and genai-prices convention). */
+  /** All input tokens, cached and cache-written ones included (the genai-prices convention). */
   inputTokens: number;
   /** Output tokens, reasoning included. */
   outputTokens: number;
   cachedInputTokens: number;
+  cacheWriteTokens?: number;
+  /** The part of `cacheWriteTokens` written to the 1-hour cache. */
+  cacheWrite1hTokens?: number;
 }
 
-const FREE: Price = { inputPerMTok: 0, outputPerMTok: 0, cachedInputPerMTok: 0 };
+const FREE: Price = {
+  inputPerMTok: 0,
+  outputPerMTok: 0,
+  cachedInputPerMTok: 0,
+  cacheWritePerMTok: 0,
+  cacheWrite1hPerMTok: 0,
+};
+/** Anthropic's multipliers of the input price: cache reads, 5-minute and 1-hour cache writes. */
+const ANTHROPIC_CACHE = { read: 0.1, write: 1.25, write1h: 2 };
 /** Enough to select the price in force without tripping the table's usage consistency checks. */
 const PROBE_USAGE = { input_tokens: 1, output_tokens: 1 };
 
 type TablePrice = ModelPrice[string];
 
 /**
- * USD per million tokens for a profile: local → all zero; the profile's `price` override;
- * else the genai-prices table; undefined when unknown. `modelAnswered` (when known) is tried
- * before `profile.model`. `at` selects time-of-day prices (DeepSeek's off-peak discount).
+ * USD per million tokens for a profile, every cache rate filled in: local → all zero; the
+ * profile's `price` override; else the genai-prices table; undefined when unknown.
+ * `modelAnswered` (when known) is tried before `profile.model`. `at` selects time-of-day
+ * prices (DeepSeek's off-peak discount).
+ *
+ * Cache reads: `cachedInputPerMTok`, else the table's rate (never above an override's input
+ * price), else 0.1 × input for the Anthropic format and the input price elsewhere. Cache
+ * writes: `cacheWritePerMTok` (then for both caches), else the table's rates, else 1.25 × input
+ * (5-minute cache) and 2 × input (1-hour cache) for the Anthropic format and the input price
+ * elsewhere.
  */
 export async function priceFor(
   profile: PricedProfile,
@@ -52,7 +80,33 @@ export async function priceFor(
   at: Date = new Date(),
 ): Promise<Price | undefined> {
   if (profile.local) return FREE;
-  if (profile.price) return profile.price;
+  const override = profile.price;
+  const table =
+    override?.cachedInputPerMTok === undefined
+      ? await tablePriceFor(profile, modelAnswered, at)
+      : undefined;
+  if (!override) return table && withCacheDefaults(table, profile.format);
+  const tableRead = table?.cachedInputPerMTok;
+  const cachedInputPerMTok =
+    override.cachedInputPerMTok ??
+    (tableRead === undefined ? undefined : Math.min(tableRead, override.inputPerMTok));
+  const cacheWrite1hPerMTok = override.cacheWrite1hPerMTok ?? override.cacheWritePerMTok;
+  return withCacheDefaults(
+    {
+      ...override,
+      ...(cachedInputPerMTok === undefined ? {} : { cachedInputPerMTok }),
+      ...(cacheWrite1hPerMTok === undefined ? {} : { cacheWrite1hPerMTok }),
+    },
+    profile.format,
+  );
+}
+
+/** The table's price for the profile's model (or the model that answered), if it has one. */
+async function tablePriceFor(
+  profile: PricedProfile,
+  modelAnswered: string | undefined,
+  at: Date,
+): Promise<Price | undefined> {
   // Lazy: the table is ~800 KB of source and most server starts never price anything.
   const { calcPrice, findProvider } = await import('@pydantic/genai-prices');
   // An unrecognised URL is a gateway or proxy: the model name is the best clue left. A
@@ -79,40 +133,80 @@ function tablePrice(lookup: () => { model_price: ModelPrice } | null): Price | u
   }
 }
 
+/** Missing cache rates (base and tiers) set to the format's defaults; see {@link priceFor}. */
+function withCacheDefaults(price: Price, format: string | undefined): Price {
+  const isAnthropic = format === 'anthropic';
+  const fill = <T extends Rates>(rates: T): T => {
+    const input = rates.inputPerMTok;
+    const write = rates.cacheWritePerMTok ?? (isAnthropic ? ANTHROPIC_CACHE.write * input : input);
+    return {
+      ...rates,
+      cachedInputPerMTok:
+        rates.cachedInputPerMTok ?? (isAnthropic ? ANTHROPIC_CACHE.read * input : input),
+      cacheWritePerMTok: write,
+      cacheWrite1hPerMTok:
+        rates.cacheWrite1hPerMTok ?? (isAnthropic ? ANTHROPIC_CACHE.write1h * input : write),
+    };
+  };
+  const filled = fill(price);
+  return price.tiers ? { ...filled, tiers: price.tiers.map(fill) } : filled;
+}
+
 /**
- * Cost in USD of one call's usage: cached input tokens at `cachedInputPerMTok` when given,
- * else at the input price; reasoning tokens are already inside the output tokens.
+ * Cost in USD of one call's usage: uncached input at the input price, cache reads at
+ * `cachedInputPerMTok`, cache writes at `cacheWritePerMTok` (1-hour ones at
+ * `cacheWrite1hPerMTok`), each falling back as {@link Rates} says; reasoning tokens are
+ * already inside the output tokens.
  */
 export function costOf(price: Price, usage: TokenCounts): number {
   const rates = ratesFor(price, usage.inputTokens);
-  const cached = Math.min(usage.cachedInputTokens, usage.inputTokens);
-  const uncached = usage.inputTokens - cached;
-  const cachedRate = rates.cachedInputPerMTok ?? rates.inputPerMTok;
+  const read = Math.min(usage.cachedInputTokens, usage.inputTokens);
+  const written = Math.min(usage.cacheWriteTokens ?? 0, usage.inputTokens - read);
+  const written1h = Math.min(usage.cacheWrite1hTokens ?? 0, written);
+  const uncached = usage.inputTokens - read - written;
+  const readRate = rates.cachedInputPerMTok ?? rates.inputPerMTok;
+  const writeRate = rates.cacheWritePerMTok ?? rates.inputPerMTok;
+  const write1hRate = rates.cacheWrite1hPerMTok ?? writeRate;
   return (
     (uncached * rates.inputPerMTok +
-      cached * cachedRate +
+      read * readRate +
+      (written - written1h) * writeRate +
+      written1h * write1hRate +
       usage.outputTokens * rates.outputPerMTok) /
     1_000_000
   );
 }
 
 /** The table's rule: a tier applies once the call's input tokens exceed its start. */
-function ratesFor(price: Price, inputTokens: number): Omit<Price, 'tiers'> {
-  let rates: Omit<Price, 'tiers'> = price;
+export function ratesFor(price: Price, inputTokens: number): Rates {
+  let rates: Rates = price;
   for (const tier of price.tiers ?? []) if (inputTokens > tier.inputTokensAbove) rates = tier;
   return rates;
 }
 
+const TABLE_KEYS = {
+  inputPerMTok: 'input_mtok',
+  outputPerMTok: 'output_mtok',
+  cachedInputPerMTok: 'cache_read_mtok',
+  cacheWritePerMTok: 'cache_write_mtok',
+  cacheWrite1hPerMTok: 'cache_write_1h_mtok',
+} as const;
+
 function fromTable(table: ModelPrice): Price | undefined {
-  const { input_mtok: input, output_mtok: output, cache_read_mtok: cached } = table;
+  const { input_mtok: input, output_mtok: output } = table;
   // Priced per request, per image or per second only: tokens alone cannot price it.
   if (input === undefined && output === undefined) return undefined;
-  const at = (tokens: number) => ({
-    inputPerMTok: rateAt(input, tokens),
-    outputPerMTok: rateAt(output, tokens),
-    ...(cached === undefined ? {} : { cachedInputPerMTok: rateAt(cached, tokens) }),
-  });
-  const starts = [...new Set([input, output, cached].flatMap(tierStarts))].sort((a, b) => a - b);
+  const entries = Object.entries(TABLE_KEYS).map(([field, key]) => [field, table[key]] as const);
+  const at = (tokens: number) => {
+    const rates: Record<string, number> = {};
+    for (const [field, value] of entries) {
+      const isOptional = field !== 'inputPerMTok' && field !== 'outputPerMTok';
+      if (!isOptional || value !== undefined) rates[field] = rateAt(value, tokens);
+    }
+    return rates as unknown as Rates;
+  };
+  const values = entries.map(([, value]) => value);
+  const starts = [...new Set(values.flatMap(tierStarts))].sort((a, b) => a - b);
   const tiers = starts.map((start) => ({ inputTokensAbove: start, ...at(start + 1) }));
   return { ...at(0), ...(tiers.length ? { tiers } : {}) };
 }

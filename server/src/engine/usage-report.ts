@@ -5,10 +5,13 @@ import { readLedger, utcDay, type LedgerRecord } from './ledger.ts';
 interface Totals {
   calls: number;
   failed: number;
+  /** Failed attempts that were retried (their own ledger records; billed when they reported usage). */
+  retried: number;
   costUsd: number;
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number;
+  cacheWriteTokens: number;
   supervisorTokensAvoided: number;
 }
 
@@ -49,23 +52,35 @@ function section(title: string, records: readonly LedgerRecord[]): string {
 function totals(records: readonly LedgerRecord[]): Totals {
   const sum = (pick: (record: LedgerRecord) => number) =>
     records.reduce((total, record) => total + pick(record), 0);
+  // A call's attempts share its callId; it failed when none of its records is a success.
+  const outcomes = new Map<string, boolean>();
+  for (const record of records)
+    outcomes.set(record.callId, outcomes.get(record.callId) === true || record.outcome === 'ok');
   return {
-    calls: records.length,
-    failed: records.filter((record) => record.outcome === 'error').length,
+    calls: outcomes.size,
+    failed: [...outcomes.values()].filter((succeeded) => !succeeded).length,
+    retried: records.length - outcomes.size,
     costUsd: sum((record) => record.costUsd),
     inputTokens: sum((record) => record.inputTokens),
     outputTokens: sum((record) => record.outputTokens),
     cachedInputTokens: sum((record) => record.cachedInputTokens),
+    cacheWriteTokens: sum((record) => record.cacheWriteTokens ?? 0),
     supervisorTokensAvoided: sum((record) => record.supervisorTokensAvoided),
   };
 }
 
 function describe(totals: Totals): string {
   const number = (value: number) => value.toLocaleString('en-US');
+  const notes = [
+    ...(totals.failed ? [`${totals.failed} failed`] : []),
+    ...(totals.retried
+      ? [`${totals.retried} retried attempt${totals.retried === 1 ? '' : 's'}`]
+      : []),
+  ];
   return [
-    `${number(totals.calls)} call${totals.calls === 1 ? '' : 's'}${totals.failed ? ` (${totals.failed} failed)` : ''}`,
+    `${number(totals.calls)} call${totals.calls === 1 ? '' : 's'}${notes.length ? ` (${notes.join(', ')})` : ''}`,
     `$${totals.costUsd.toFixed(4)}`,
-    `${number(totals.inputTokens)} in (${number(totals.cachedInputTokens)} cached) / ${number(totals.outputTokens)} out tokens`,
+    `${number(totals.inputTokens)} in (${number(totals.cachedInputTokens)} cached, ${number(totals.cacheWriteTokens)} written to cache) / ${number(totals.outputTokens)} out tokens`,
     `supervisor tokens avoided ≈ ${number(totals.supervisorTokensAvoided)}`,
   ].join(' · ');
 }

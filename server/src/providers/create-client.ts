@@ -53,6 +53,7 @@ export function createClient(
   const listModels = adapter.listModels?.bind(adapter);
   return {
     format: adapter.format,
+    ...(adapter.requestBytes ? { requestBytes: adapter.requestBytes.bind(adapter) } : {}),
     async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
       const policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
       try {
@@ -60,6 +61,12 @@ export function createClient(
           () => adapter.generate(request, options),
           policy,
           options.signal,
+          options.onFailedAttempt &&
+            ((failure) =>
+              options.onFailedAttempt!({
+                ...failure,
+                error: redactedError(failure.error, redactor()) as typeof failure.error,
+              })),
         );
         return redactor().value({ ...value, attempts });
       } catch (error) {

@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { RefusedEndpointError } from './endpoint-safety.ts';
 import { connectionCode, sendRequest, type HttpResponse } from './http-request.ts';
-import { ProviderError, type CallOptions } from './spec.ts';
+import { ProviderError, withUsage, type CallOptions, type Usage } from './spec.ts';
 
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_TOTAL_TIMEOUT_MS = 900_000;
@@ -10,6 +10,8 @@ export interface StreamHandlers {
   onEvent(event: EventSourceMessage): void;
   /** An endpoint that ignored `stream: true` and answered with one JSON body. */
   onJson(body: unknown): void;
+  /** Usage the reply reported so far, kept on the error when the attempt fails after it. */
+  usage?(): Usage | undefined;
 }
 
 /**
@@ -67,23 +69,39 @@ export async function postStream(
     if (isJson) handlers.onJson(parseJson(url, jsonText + decoder.decode()));
     return response.headers;
   } catch (error) {
-    if (error instanceof ProviderError) throw redacted(error, init.headers);
-    if (error instanceof RefusedEndpointError) throw error;
-    if (timedOut) throw timedOut;
-    if (options.signal?.aborted)
-      throw new ProviderError(`Call to ${url} was cancelled.`, 'aborted');
-    if (isStreaming) {
-      throw new ProviderError(
-        `The reply from ${url} broke off: ${(error as Error).message}`,
-        'protocol',
-      );
-    }
-    throw connectionError(url, error);
+    throw withUsage(
+      streamError(url, error, { init, timedOut, isStreaming, options }),
+      handlers.usage?.(),
+    );
   } finally {
     clearTimeout(totalTimer);
     clearTimeout(idleTimer);
     options.signal?.removeEventListener('abort', onOuterAbort);
   }
+}
+
+function streamError(
+  url: string,
+  error: unknown,
+  at: {
+    init: { headers: Record<string, string> };
+    timedOut: ProviderError | undefined;
+    isStreaming: boolean;
+    options: CallOptions;
+  },
+): unknown {
+  if (error instanceof ProviderError) return redacted(error, at.init.headers);
+  if (error instanceof RefusedEndpointError) return error;
+  if (at.timedOut) return at.timedOut;
+  if (at.options.signal?.aborted)
+    return new ProviderError(`Call to ${url} was cancelled.`, 'aborted');
+  if (at.isStreaming) {
+    return new ProviderError(
+      `The reply from ${url} broke off: ${(error as Error).message}`,
+      'protocol',
+    );
+  }
+  return connectionError(url, error);
 }
 
 /** GETs JSON with a timeout; used for model listings, reachability checks and discovery. */

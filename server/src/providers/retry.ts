@@ -1,4 +1,4 @@
-import { ProviderError, type RetryPolicy } from './spec.ts';
+import { ProviderError, type CallOptions, type RetryPolicy } from './spec.ts';
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 4,
@@ -38,12 +38,14 @@ export function isRetryableError(error: unknown): boolean {
 /**
  * Runs `attempt` until it succeeds, a failure is not retryable, the attempts are spent or
  * the wait budget is; honours the endpoint's Retry-After, else jittered exponential backoff.
- * The last error is thrown with the number of attempts made.
+ * The last error is thrown with the number of attempts made. `onFailedAttempt` hears of every
+ * failed attempt (with the usage it reported) before the next one starts.
  */
 export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<T>,
   policy: RetryPolicy,
   signal?: AbortSignal,
+  onFailedAttempt?: CallOptions['onFailedAttempt'],
 ): Promise<{ value: T; attempts: number }> {
   let waited = 0;
   for (let attemptNumber = 1; ; attemptNumber += 1) {
@@ -53,17 +55,19 @@ export async function withRetries<T>(
       const allowed = attemptsFor(error, policy);
       const delay = delayFor(error, attemptNumber, policy);
       const outOfBudget = waited + delay > policy.maxWaitMs;
-      if (attemptNumber >= allowed || outOfBudget || signal?.aborted) {
-        if (error instanceof ProviderError) {
-          error.attempts = attemptNumber;
-          if (outOfBudget && attemptNumber < allowed) {
-            error.message += ` (gave up: the endpoint asked to wait ${Math.round(delay / 1000)} s, over the ${Math.round(policy.maxWaitMs / 1000)} s retry budget)`;
-          } else if (attemptNumber > 1) {
-            error.message += ` (after ${attemptNumber} attempts)`;
-          }
+      const isLast = attemptNumber >= allowed || outOfBudget || signal?.aborted === true;
+      if (isLast && error instanceof ProviderError) {
+        error.attempts = attemptNumber;
+        if (outOfBudget && attemptNumber < allowed) {
+          error.message += ` (gave up: the endpoint asked to wait ${Math.round(delay / 1000)} s, over the ${Math.round(policy.maxWaitMs / 1000)} s retry budget)`;
+        } else if (attemptNumber > 1) {
+          error.message += ` (after ${attemptNumber} attempts)`;
         }
-        throw error;
       }
+      if (error instanceof ProviderError && onFailedAttempt) {
+        await onFailedAttempt({ error, attempt: attemptNumber, willRetry: !isLast });
+      }
+      if (isLast) throw error;
       waited += delay;
       await sleep(delay, signal);
     }

@@ -37,10 +37,25 @@ export interface GenerateRequest {
   maxOutputTokens: number;
 }
 
+/**
+ * Tokens of one attempt, in one convention for every wire format:
+ *
+ * - `inputTokens`: every input token the endpoint processed, cached ones included, so
+ *   `inputTokens - cachedInputTokens - cacheWriteTokens` were neither read from nor written to
+ *   the prompt cache. (Anthropic's `input_tokens` leaves the cached parts out and its adapter
+ *   adds them back; OpenAI's `prompt_tokens` already holds them.)
+ * - `cachedInputTokens`: the part of `inputTokens` read from the prompt cache (cache hits).
+ * - `cacheWriteTokens`: the part of `inputTokens` written to the prompt cache, which some
+ *   endpoints bill above the input price; `cacheWrite1hTokens` is the part of those written to
+ *   Anthropic's one-hour cache (billed higher still), 0 when not reported.
+ * - `outputTokens`: every output token, `reasoningTokens` included.
+ */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number;
+  cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
   reasoningTokens: number;
 }
 
@@ -73,6 +88,16 @@ export interface CallOptions {
   /** Abort an attempt that takes longer than this in total. */
   totalTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
+  /**
+   * Called after each failed attempt, before any retry; `error.usage` is what the endpoint
+   * reported for the attempt, if anything (it may bill it). Throwing stops the retries and
+   * fails the call with what was thrown.
+   */
+  onFailedAttempt?: (failure: {
+    error: ProviderError;
+    attempt: number;
+    willRetry: boolean;
+  }) => Promise<void>;
 }
 
 /** Retries of 429/5xx/529, connection errors, stalls and broken streams. */
@@ -116,6 +141,8 @@ export interface ModelClient {
   generate(request: GenerateRequest, options?: CallOptions): Promise<GenerateResult>;
   /** Models the endpoint serves, where it can list them. */
   listModels?(options?: CallOptions): Promise<string[]>;
+  /** Bytes of the request body this client would send for `request` (budgets bound tokens by it). */
+  requestBytes?(request: GenerateRequest): number;
 }
 
 /** `stalled`: no byte within the idle timeout; `timeout`: the attempt's total time ran out; `refused`: nothing listens. */
@@ -135,6 +162,15 @@ export class ProviderError extends UserError {
   ) {
     super(message);
   }
+
+  /** Usage the endpoint reported for the failed attempt before it broke off (billed all the same). */
+  usage?: Usage;
+}
+
+/** Attaches the usage an attempt reported to the error that ended it (unless it has one). */
+export function withUsage(error: unknown, usage: Usage | undefined): unknown {
+  if (error instanceof ProviderError && usage && !error.usage) error.usage = usage;
+  return error;
 }
 
 export function textOf(content: readonly Block[]): string {

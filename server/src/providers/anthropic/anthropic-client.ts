@@ -2,6 +2,7 @@ import type { EventSourceMessage } from 'eventsource-parser';
 import { getJson, parseJson, postStream, routingFacts } from '../http-stream.ts';
 import {
   ProviderError,
+  withUsage,
   type CallOptions,
   type Endpoint,
   type GenerateRequest,
@@ -34,13 +35,15 @@ export function createAnthropicClient(endpoint: Endpoint): ModelClient {
           onEvent: (event: EventSourceMessage) =>
             stream.absorb(parseJson(url, event.data) as WireEvent),
           onJson: (body) => stream.absorbMessage(body as WireMessage),
+          usage: () => stream.reportedUsage,
         },
       );
       if (!stream.finished) {
-        throw new ProviderError(
+        const error = new ProviderError(
           `The reply from ${url} ended before the model finished (no message_stop).`,
           'protocol',
         );
+        throw withUsage(error, stream.reportedUsage);
       }
       const routedVia = routingFacts(responseHeaders);
       return {
@@ -60,5 +63,7 @@ export function createAnthropicClient(endpoint: Endpoint): ModelClient {
       };
       return (body.data ?? []).flatMap((model) => (typeof model.id === 'string' ? [model.id] : []));
     },
+    requestBytes: (request: GenerateRequest) =>
+      Buffer.byteLength(JSON.stringify(toRequestBody(endpoint, request))),
   };
 }

@@ -1,16 +1,23 @@
 import {
   ProviderError,
+  withUsage,
   type Block,
   type GenerateResult,
   type StopReason,
   type Usage,
 } from '../spec.ts';
 
+/** Messages usage: `input_tokens` excludes both cache counts (their sum is the whole input). */
 interface WireUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_read_input_tokens?: number;
-  cache_creation_input_tokens?: number;
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_creation?: {
+    ephemeral_5m_input_tokens?: number | null;
+    ephemeral_1h_input_tokens?: number | null;
+  } | null;
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
 }
 interface WireBlock {
   type: string;
@@ -74,12 +81,9 @@ export class AnthropicStream {
   private stop: string | undefined;
   private stopDetails: WireStopDetails | undefined;
   private stopped = false;
-  private readonly usage: Usage = {
-    inputTokens: 0,
-    outputTokens: 0,
-    cachedInputTokens: 0,
-    reasoningTokens: 0,
-  };
+  /** The latest value of each usage field: every event's usage holds running totals. */
+  private readonly wireUsage: WireUsage = {};
+  private hasUsage = false;
 
   constructor(private readonly url: string) {}
 
@@ -140,12 +144,35 @@ export class AnthropicStream {
     };
   }
 
+  /** What the endpoint reported so far, normalised; undefined before any usage arrived. */
+  get reportedUsage(): Usage | undefined {
+    return this.hasUsage ? this.usage : undefined;
+  }
+
+  private get usage(): Usage {
+    const wire = this.wireUsage;
+    const written1h = wire.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+    const written5m = wire.cache_creation?.ephemeral_5m_input_tokens ?? 0;
+    const written = wire.cache_creation_input_tokens ?? written5m + written1h;
+    const read = wire.cache_read_input_tokens ?? 0;
+    return {
+      inputTokens: (wire.input_tokens ?? 0) + written + read,
+      outputTokens: wire.output_tokens ?? 0,
+      cachedInputTokens: read,
+      cacheWriteTokens: written,
+      cacheWrite1hTokens: Math.min(written1h, written),
+      reasoningTokens: wire.output_tokens_details?.thinking_tokens ?? 0,
+    };
+  }
+
+  /** Counts are cumulative, and a field left out (or null) keeps its last value. */
   private addUsage(wire: WireUsage | undefined): void {
     if (!wire) return;
-    if (wire.input_tokens !== undefined) this.usage.inputTokens = wire.input_tokens;
-    if (wire.output_tokens !== undefined) this.usage.outputTokens = wire.output_tokens;
-    if (wire.cache_read_input_tokens !== undefined)
-      this.usage.cachedInputTokens = wire.cache_read_input_tokens;
+    this.hasUsage = true;
+    for (const [field, value] of Object.entries(wire)) {
+      if (value !== null && value !== undefined)
+        (this.wireUsage as Record<string, unknown>)[field] = value;
+    }
   }
 
   private toBlock(block: WireBlock | undefined, model: string): Block[] {
@@ -192,10 +219,11 @@ export class AnthropicStream {
     try {
       return JSON.parse(block.partialJson);
     } catch {
-      throw new ProviderError(
+      const error = new ProviderError(
         `${this.url} sent malformed input for tool ${block.name}: ${JSON.stringify(block.partialJson.slice(0, 200))}`,
         'protocol',
       );
+      throw withUsage(error, this.reportedUsage);
     }
   }
 }

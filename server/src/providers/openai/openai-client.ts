@@ -3,6 +3,7 @@ import { getJson, parseJson, postStream, routingFacts } from '../http-stream.ts'
 import { shouldReplayReasoning } from '../reasoning.ts';
 import {
   ProviderError,
+  withUsage,
   type CallOptions,
   type Endpoint,
   type GenerateRequest,
@@ -43,13 +44,15 @@ export function createOpenAiClient(endpoint: Endpoint): ModelClient {
           stream.absorb(body as ChatChunk);
           sawDone = true;
         },
+        usage: () => stream.reportedUsage,
       },
     );
     if (!sawDone && !stream.finished) {
-      throw new ProviderError(
+      const error = new ProviderError(
         `The reply from ${url} ended before the model finished (no finish_reason).`,
         'protocol',
       );
+      throw withUsage(error, stream.reportedUsage);
     }
     const result = stream.result(endpoint.model);
     const routedVia = routingFacts(responseHeaders);
@@ -83,6 +86,10 @@ export function createOpenAiClient(endpoint: Endpoint): ModelClient {
       };
       return (body.data ?? []).flatMap((model) => (typeof model.id === 'string' ? [model.id] : []));
     },
+    requestBytes: (request: GenerateRequest) =>
+      Buffer.byteLength(
+        JSON.stringify(toRequestBody(endpoint, request, outputLimitField(endpoint.model, learned))),
+      ),
   };
 }
 

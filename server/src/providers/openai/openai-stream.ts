@@ -1,5 +1,6 @@
 import {
   ProviderError,
+  withUsage,
   type Block,
   type GenerateResult,
   type StopReason,
@@ -22,12 +23,15 @@ interface ChatDelta {
 export interface ChatChunk {
   model?: string;
   choices?: Array<{ delta?: ChatDelta; message?: ChatDelta; finish_reason?: string | null }>;
+  /** `prompt_tokens` includes the cached and cache-written tokens detailed below. */
   usage?: {
     prompt_tokens?: number;
     completion_tokens?: number;
-    prompt_tokens_details?: { cached_tokens?: number };
-    completion_tokens_details?: { reasoning_tokens?: number };
-  };
+    prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+    completion_tokens_details?: { reasoning_tokens?: number } | null;
+    /** DeepSeek's names for cache hits (part of prompt_tokens). */
+    prompt_cache_hit_tokens?: number;
+  } | null;
   error?: { message?: string };
 }
 
@@ -50,8 +54,11 @@ export class OpenAiStream {
     inputTokens: 0,
     outputTokens: 0,
     cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     reasoningTokens: 0,
   };
+  private hasUsage = false;
   private readonly calls: Array<{ id: string; name: string; arguments: string }> = [];
   private readonly callsByIndex = new Map<number, number>();
 
@@ -75,7 +82,15 @@ export class OpenAiStream {
     this.refusal += delta?.refusal ?? '';
     for (const call of delta?.tool_calls ?? []) this.absorbToolCall(call);
     if (choice?.finish_reason) this.finish = choice.finish_reason;
-    if (chunk.usage) this.usage = toUsage(chunk.usage);
+    if (chunk.usage) {
+      this.usage = toUsage(chunk.usage);
+      this.hasUsage = true;
+    }
+  }
+
+  /** What the endpoint reported so far; undefined before its usage chunk arrived. */
+  get reportedUsage(): Usage | undefined {
+    return this.hasUsage ? this.usage : undefined;
   }
 
   result(modelAsked: string): Omit<GenerateResult, 'latencyMs' | 'attempts'> {
@@ -138,19 +153,23 @@ export class OpenAiStream {
     try {
       return JSON.parse(call.arguments);
     } catch {
-      throw new ProviderError(
+      const error = new ProviderError(
         `${this.url} sent malformed arguments for tool ${call.name}: ${JSON.stringify(call.arguments.slice(0, 200))}`,
         'protocol',
       );
+      throw withUsage(error, this.reportedUsage);
     }
   }
 }
 
 function toUsage(usage: NonNullable<ChatChunk['usage']>): Usage {
+  const details = usage.prompt_tokens_details;
   return {
     inputTokens: usage.prompt_tokens ?? 0,
     outputTokens: usage.completion_tokens ?? 0,
-    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cachedInputTokens: details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0,
+    cacheWriteTokens: details?.cache_write_tokens ?? 0,
+    cacheWrite1hTokens: 0,
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
   };
 }

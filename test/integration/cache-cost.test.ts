@@ -1,0 +1,117 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { callModel } from '../../server/src/engine/call-model.ts';
+import { readLedger } from '../../server/src/engine/ledger.ts';
+import type { GenerateRequest } from '../../server/src/providers/spec.ts';
+import { engineContext, FAST_CALLS } from '../helpers/engine.ts';
+import { startFakeProvider, type FakeProvider, type FakeUsage } from '../helpers/fake-provider.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+});
+afterEach(async () => {
+  await server?.close();
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+});
+
+/** $3 in / $15 out per million tokens, cache reads $0.30 (writes default to 1.25 × input). */
+const PRICE = { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3 };
+const REQUEST: GenerateRequest = {
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'summarise' }] }],
+  maxOutputTokens: 100,
+};
+
+async function worker(format: 'anthropic' | 'openai', usage: FakeUsage, price: object = PRICE) {
+  fake = await startFakeProvider({ respond: () => ({ text: 'ok', usage }) });
+  const baseUrl = format === 'anthropic' ? fake.url : fake.openaiBaseUrl;
+  world.writeConfig({ profiles: { w: { format, baseUrl, model: 'claude-like', price } } });
+}
+
+const call = () =>
+  callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, engineContext(world));
+
+describe('cache-aware cost over real SSE', () => {
+  it('Anthropic: 1,000 input + 10,000 cache-write + 100,000 cache-read + 100 output tokens cost $0.0720, in delegate and usage', async () => {
+    await worker('anthropic', {
+      input: 1_000,
+      cacheWrite: 10_000,
+      cachedInput: 100_000,
+      output: 100,
+    });
+    server = await startServer(world.env);
+    const answer = await server.callText('delegate', { task: 'summarise' });
+    expect(answer.text).toContain(
+      '111,000 in (100,000 cached, 10,000 written to cache) / 100 out tokens',
+    );
+    expect(answer.text).toContain('$0.0720');
+    const usage = await server.callText('usage', { period: 'today' });
+    expect(usage.text).toMatch(
+      /^Today \(\d{4}-\d{2}-\d{2} UTC\): 1 call · \$0\.0720 · 111,000 in \(100,000 cached, 10,000 written to cache\) \/ 100 out tokens/,
+    );
+    expect(readLedger(world.dataHome)).toEqual([
+      expect.objectContaining({
+        inputTokens: 111_000,
+        cachedInputTokens: 100_000,
+        cacheWriteTokens: 10_000,
+        outputTokens: 100,
+        costUsd: expect.closeTo(0.072, 12) as number,
+      }),
+    ]);
+  });
+
+  it('Anthropic: a cache miss bills every input token at the input price; 1-hour writes at 2 × input', async () => {
+    await worker('anthropic', { input: 111_000, output: 100 });
+    expect((await call()).costUsd).toBeCloseTo((111_000 * 3 + 100 * 15) / 1e6, 12);
+    await fake!.close();
+    await worker('anthropic', {
+      input: 1_000,
+      cacheWrite: 10_000,
+      cacheWrite1h: 4_000,
+      output: 100,
+    });
+    const served = await call();
+    expect(served.result.usage).toMatchObject({
+      inputTokens: 11_000,
+      cacheWriteTokens: 10_000,
+      cacheWrite1hTokens: 4_000,
+    });
+    const expected = (1_000 * 3 + 6_000 * 3.75 + 4_000 * 6 + 100 * 15) / 1e6;
+    expect(served.costUsd).toBeCloseTo(expected, 12);
+  });
+
+  it('OpenAI: prompt_tokens include the cached ones, which bill at the cached rate', async () => {
+    // A hit: 100,000 of the 111,000 prompt tokens came from the cache, 10,000 were written to it.
+    const price = { ...PRICE, cacheWritePerMTok: 3.75 };
+    await worker(
+      'openai',
+      { input: 111_000, cachedInput: 100_000, cacheWrite: 10_000, output: 100 },
+      price,
+    );
+    const hit = await call();
+    expect(hit.result.usage).toMatchObject({
+      inputTokens: 111_000,
+      cachedInputTokens: 100_000,
+      cacheWriteTokens: 10_000,
+    });
+    expect(hit.costUsd).toBeCloseTo(0.072, 12);
+    await fake!.close();
+    await worker('openai', { input: 111_000, output: 100 }, price);
+    expect((await call()).costUsd).toBeCloseTo((111_000 * 3 + 100 * 15) / 1e6, 12);
+    // Without cacheWritePerMTok, an OpenAI-format profile's writes cost the input price.
+    await fake!.close();
+    await worker('openai', {
+      input: 111_000,
+      cachedInput: 100_000,
+      cacheWrite: 10_000,
+      output: 100,
+    });
+    expect((await call()).costUsd).toBeCloseTo((11_000 * 3 + 100_000 * 0.3 + 100 * 15) / 1e6, 12);
+  });
+});
