@@ -64,7 +64,12 @@ async function startWith(
 describe('claude-cli engine (the real Claude Code CLI against a fake Anthropic endpoint)', () => {
   it('start → progress → done (tests pass) → result with the patch; key only in the child env', async () => {
     const steps = (request: RecordedRequest): FakeReply[] => [
-      { toolUses: [{ name: 'Bash', input: { command: 'pwd', description: 'where am I' } }] },
+      // A model that echoes the key it was called with (prompt injection, a chatty gateway).
+      {
+        toolUses: [
+          { name: 'Bash', input: { command: `pwd # ${SECRET}`, description: 'where am I' } },
+        ],
+      },
       { toolUses: [{ name: 'Read', input: { file_path: `${cwdOf(request)}/src/add.js` } }] },
       {
         toolUses: [
@@ -78,7 +83,7 @@ describe('claude-cli engine (the real Claude Code CLI against a fake Anthropic e
           },
         ],
       },
-      { text: 'Fixed add() in src/add.js; it now adds.' },
+      { text: `Fixed add() in src/add.js; it now adds. Called with ${SECRET}.` },
     ];
     const handle = await startWith((request) => byAssistantTurn(steps(request))(request));
     const started = await handle.callText('task_start', {
@@ -99,6 +104,8 @@ describe('claude-cli engine (the real Claude Code CLI against a fake Anthropic e
     const result = await handle.callText('task_result', { task_id: id, include_patch: true });
     expect(result.text).toContain(`${id} done — verdict: passed`);
     expect(result.text).toContain('Fixed add() in src/add.js');
+    expect(result.text).toContain('Called with [redacted].');
+    expect(result.text).not.toContain(SECRET);
     expect(result.text).toContain('+exports.add = (a, b) => a + b;');
     expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
     expect(readFileSync(join(world.project, 'src/add.js'), 'utf8')).toBe(
@@ -111,7 +118,10 @@ describe('claude-cli engine (the real Claude Code CLI against a fake Anthropic e
       expect(request.headers['x-api-key']).toBe(SECRET);
       expect(request.body.model).toBe('glm-test');
     }
-    // The key is in no task file (job, events, worker log, result).
+    // The key is in no task file (job, events, worker log, result), though the model echoed it.
+    expect(readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')).toContain(
+      '[redacted]',
+    );
     const jobFiles = join(world.dataHome, 'jobs', id);
     for (const file of readdirSync(jobFiles)) {
       if (file.endsWith('.json') || file.endsWith('.jsonl') || file.endsWith('.log')) {

@@ -206,3 +206,22 @@ describe('anthropic client', () => {
     );
   });
 });
+
+describe('an echoed key in a malformed reply', () => {
+  it('is cut out before the quoted reply is cut to length: no part of it survives', async () => {
+    const key = 'sk-echo-0123456789abcdefghijklmnopqrstuvwxyz';
+    // Not JSON; the key straddles where a 200-character quote used to end.
+    const body = `{"oops": "${'x'.repeat(170)} ${key} ${'y'.repeat(3_000)}`;
+    fake = await startFakeProvider({
+      respond: () => ({ kind: 'raw', body, contentType: 'application/json' }),
+    });
+    const client = createClient('openai', { baseUrl: fake.openaiBaseUrl, model: 'm', apiKey: key });
+    const error = await client.generate(request, { retry: { maxAttempts: 1 } }).catch((e) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    const message = (error as ProviderError).message;
+    expect(message).toContain('malformed JSON');
+    expect(message).toContain('[redacted]');
+    expect(message).not.toContain(key.slice(0, 10));
+    expect(message.length).toBeLessThanOrEqual(1_001);
+  });
+});

@@ -5,12 +5,13 @@ import { createOpenAiClient } from './openai/openai-client.ts';
 import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
 import { secretRedactor, type SecretRedactor } from '../util/secret-redactor.ts';
 import { UserError } from '../util/user-error.ts';
-import type {
-  CallOptions,
-  Endpoint,
-  GenerateRequest,
-  GenerateResult,
-  ModelClient,
+import {
+  ERROR_MESSAGE_CHARS,
+  type CallOptions,
+  type Endpoint,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelClient,
 } from './spec.ts';
 
 const FACTORIES: Record<ProfileFormat, (endpoint: Endpoint) => ModelClient> = {
@@ -95,9 +96,12 @@ function endpointSecrets(endpoint: Endpoint): string[] {
   return endpoint.apiKey ? [endpoint.apiKey, ...headers] : headers;
 }
 
+/** The error with every key cut out of its text, then cut to length (never the other way round). */
 function redactedError(error: unknown, redactor: SecretRedactor): unknown {
   if (error instanceof Error) {
-    error.message = redactor.text(error.message);
+    const message = redactor.text(error.message);
+    error.message =
+      message.length > ERROR_MESSAGE_CHARS ? `${message.slice(0, ERROR_MESSAGE_CHARS)}…` : message;
     // The stack was written with the message it had when the error was made.
     if (error.stack) error.stack = redactor.text(error.stack);
   }

@@ -1,7 +1,13 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { RefusedEndpointError } from './endpoint-safety.ts';
 import { connectionCode, sendRequest, type HttpResponse } from './http-request.ts';
-import { ProviderError, withUsage, type CallOptions, type Usage } from './spec.ts';
+import {
+  ProviderError,
+  RAW_SNIPPET_CHARS,
+  withUsage,
+  type CallOptions,
+  type Usage,
+} from './spec.ts';
 
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_TOTAL_TIMEOUT_MS = 900_000;
@@ -136,7 +142,7 @@ export function parseJson(url: string, text: string): unknown {
     return JSON.parse(text);
   } catch {
     throw new ProviderError(
-      `${url} answered with malformed JSON: ${JSON.stringify(text.slice(0, 200))}`,
+      `${url} answered with malformed JSON: ${JSON.stringify(text.slice(0, RAW_SNIPPET_CHARS))}`,
       'protocol',
     );
   }

@@ -145,6 +145,15 @@ export interface ModelClient {
   requestBytes?(request: GenerateRequest): number;
 }
 
+/**
+ * How much of a malformed reply an error quotes. It is long on purpose: the client cuts every
+ * error message to {@link ERROR_MESSAGE_CHARS} only after redacting keys from it, so a key is
+ * never cut in half before the redaction could recognise it.
+ */
+export const RAW_SNIPPET_CHARS = 2_000;
+/** The longest error message a client passes on (cut after redaction, see above). */
+export const ERROR_MESSAGE_CHARS = 1_000;
+
 /** `stalled`: no byte within the idle timeout; `timeout`: the attempt's total time ran out; `refused`: nothing listens. */
 export type ProviderErrorKind =
   'http' | 'refused' | 'unreachable' | 'stalled' | 'timeout' | 'protocol' | 'aborted';

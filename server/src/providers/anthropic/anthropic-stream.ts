@@ -1,4 +1,5 @@
 import {
+  RAW_SNIPPET_CHARS,
   ProviderError,
   withUsage,
   type Block,
@@ -220,7 +221,7 @@ export class AnthropicStream {
       return JSON.parse(block.partialJson);
     } catch {
       const error = new ProviderError(
-        `${this.url} sent malformed input for tool ${block.name}: ${JSON.stringify(block.partialJson.slice(0, 200))}`,
+        `${this.url} sent malformed input for tool ${block.name}: ${JSON.stringify(block.partialJson.slice(0, RAW_SNIPPET_CHARS))}`,
         'protocol',
       );
       throw withUsage(error, this.reportedUsage);

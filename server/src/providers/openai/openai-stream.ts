@@ -1,4 +1,5 @@
 import {
+  RAW_SNIPPET_CHARS,
   ProviderError,
   withUsage,
   type Block,
@@ -154,7 +155,7 @@ export class OpenAiStream {
       return JSON.parse(call.arguments);
     } catch {
       const error = new ProviderError(
-        `${this.url} sent malformed arguments for tool ${call.name}: ${JSON.stringify(call.arguments.slice(0, 200))}`,
+        `${this.url} sent malformed arguments for tool ${call.name}: ${JSON.stringify(call.arguments.slice(0, RAW_SNIPPET_CHARS))}`,
         'protocol',
       );
       throw withUsage(error, this.reportedUsage);

@@ -16,6 +16,11 @@ export interface CliRunOptions {
   baseEnv: Record<string, string>;
   /** The OS sandbox the CLI and everything it starts run in, when the task has one. */
   sandbox?: SandboxPolicy;
+  /**
+   * Cuts keys out of what the CLI prints (it holds the endpoint's key, and a model or endpoint
+   * may echo it): every stdout line before it is parsed, the stderr tail before it is cut.
+   */
+  redact?: (text: string) => string;
   /** Kill the whole tree when the CLI prints nothing for this long. */
   idleTimeoutMs: number;
   signal: AbortSignal;
@@ -95,9 +100,10 @@ function spawnCli(
     if (pgid !== undefined) options.onProcessGroup(pgid, true);
     armIdle();
     const parse = options.engine.createParser();
+    const redact = options.redact ?? ((text: string) => text);
     createInterface({ input: child.stdout }).on('line', (line) => {
       armIdle();
-      for (const event of parse(line)) {
+      for (const event of parse(redact(line))) {
         if (event.finalText !== undefined) finalText = event.finalText;
         if (event.failure && !failure) failure = event.failure;
         if (event.isFatal) stopGroup();
@@ -106,7 +112,8 @@ function spawnCli(
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       armIdle();
-      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+      // Twice the tail is kept raw, and cut only after redaction: no key is cut in half first.
+      stderrTail = (stderrTail + chunk).slice(-2 * STDERR_TAIL_BYTES);
     });
     child.on('error', (error) => {
       clearTimeout(idleTimer);
@@ -124,7 +131,7 @@ function spawnCli(
         finalText,
         ...(failure ? { failure } : {}),
         isIdleTimeout,
-        stderrTail: stderrTail.trim(),
+        stderrTail: redact(stderrTail).slice(-STDERR_TAIL_BYTES).trim(),
       });
     });
   });

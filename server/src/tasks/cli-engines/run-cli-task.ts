@@ -4,12 +4,14 @@ import { sandboxForJob } from '../../agent/sandbox/index.ts';
 import { workerEnv } from '../../agent/worker-tools/index.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import { slotsDir } from '../../config/paths.ts';
+import { knownSecrets } from '../../config/known-secrets.ts';
 import { endpointFor } from '../../config/profile-endpoint.ts';
 import { resolveProfile } from '../../config/resolve-profile.ts';
 import { isCliFormat } from '../../config/schema.ts';
 import { acquireSlot, type PoolSlot } from '../../engine/pool.ts';
 import { poolKeyOf, poolSizeOf } from '../../engine/pool-key.ts';
 import type { EngineContext } from '../../engine-context.ts';
+import { secretRedactor } from '../../util/secret-redactor.ts';
 import { appendEvent, jobDir, type JobFile, type VerificationFacts } from '../job-store.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { createTaskFixRounds } from '../fix-rounds.ts';
@@ -65,6 +67,8 @@ export async function runCliTask(
   const engine = cliEngineFor(profile.format);
   const binary = findBinary(engine, env.PATH);
   const apiKey = profile.baseUrl ? endpointFor(profile, env).apiKey : undefined;
+  const secrets = knownSecrets(dataHome, config.profiles.values(), env);
+  const redactor = secretRedactor(apiKey ? [...secrets, apiKey] : secrets);
   const slots: PoolSlot[] = [];
   try {
     hooks.recordActivity(`waiting for a ${engine.format} slot`);
@@ -150,6 +154,7 @@ export async function runCliTask(
         idleTimeoutMs: idleTimeoutS * 1000,
         signal,
         onEvent,
+        redact: (text) => redactor.text(text),
         onProcessGroup: (pgid, isRunning) =>
           hooks.updateJob((current) => ({
             childPgids: isRunning
@@ -171,7 +176,8 @@ export async function runCliTask(
           'failed',
         );
       }
-      return readFinalMessage(invocation.finalMessageFile) ?? run.finalText;
+      const written = readFinalMessage(invocation.finalMessageFile);
+      return written === undefined ? run.finalText : redactor.text(written);
     };
     const testCommand = job.testCommand;
     const fixRounds = testCommand
