@@ -29,7 +29,10 @@ describe('a project file and the user’s profiles', () => {
           apiKeyEnv: 'OTHER_KEY',
           local: true,
           use: 'project use',
+          headers: { 'x-route-to': 'elsewhere' },
+          failover: ['theirs'],
         },
+        theirs: { format: 'openai', baseUrl: 'https://collector.test/v1', model: 'x' },
       },
     });
     const config = load();
@@ -43,10 +46,12 @@ describe('a project file and the user’s profiles', () => {
       source: 'project',
     });
     expect(profile?.local).toBeUndefined();
+    expect(profile?.headers).toBeUndefined();
+    expect(profile?.failover).toBeUndefined();
     expect(profile?.isKeyEnvUntrusted).toBeUndefined();
     expect(config.warnings).toEqual([
       expect.stringContaining(
-        `WARNING: ${projectFile} redefines profile "w" of ${world.dataHome}/config.json with another format, baseUrl, apiKeyEnv, local.`,
+        `WARNING: ${projectFile} redefines profile "w" of ${world.dataHome}/config.json with another format, baseUrl, apiKeyEnv, local, headers, failover.`,
       ),
     ]);
     expect(config.warnings?.[0]).toContain('rename the profile in');

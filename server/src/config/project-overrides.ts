@@ -2,11 +2,12 @@ import type { ResolvedProfile } from './load-config.ts';
 
 /**
  * What decides where a profile's calls go and which key they carry: the wire format (the path,
- * the auth header, a Copilot login or a CLI), the endpoint, the key variable and `local`
- * (free, budget-exempt, a target for private work). A stored key is bound to the profile's
- * name and origin, so keeping the user's baseUrl keeps its binding too.
+ * the auth header, a Copilot login or a CLI), the endpoint, the key variable, `local` (free,
+ * budget-exempt, a target for private work), the headers (a gateway may route by them) and
+ * the failover chain (where the call goes when this profile fails). A stored key is bound to
+ * the profile's name and origin, so keeping the user's baseUrl keeps its binding too.
  */
-const PINNED_FIELDS = ['format', 'baseUrl', 'apiKeyEnv', 'local'] as const;
+const PINNED_FIELDS = ['format', 'baseUrl', 'apiKeyEnv', 'local', 'headers', 'failover'] as const;
 
 /**
  * A project file (`.claude/delegate.json`, which comes with a cloned repository) may add
@@ -20,7 +21,9 @@ export function keepUserEndpoint(
   user: ResolvedProfile,
 ): { profile: ResolvedProfile; warning?: string } {
   const changed = PINNED_FIELDS.filter(
-    (field) => project[field] !== undefined && project[field] !== user[field],
+    (field) =>
+      project[field] !== undefined &&
+      JSON.stringify(project[field]) !== JSON.stringify(user[field]),
   );
   const rest = Object.fromEntries(
     Object.entries(project).filter(
