@@ -77,9 +77,22 @@ describe('every attempt that reported usage is in the ledger', () => {
 
   it('a call whose four attempts are all cut fails with all four in the ledger', async () => {
     await worker([CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON]);
-    await expect(call()).rejects.toThrow(/broke off.*after 4 attempts/);
+    const spent: number[] = [];
+    await expect(
+      callModel(
+        {
+          request: REQUEST,
+          bytesSent: 0,
+          callOptions: FAST_CALLS,
+          onSpend: (usd) => spent.push(usd),
+        },
+        engineContext(world),
+      ),
+    ).rejects.toThrow(/broke off.*after 4 attempts/);
     const ledger = readLedger(world.dataHome);
     expect(ledger).toHaveLength(4);
+    // The caller (a task counting its cost) heard of each billed attempt of the failed call.
+    expect(spent).toEqual(ledger.map((record) => record.costUsd));
     expect(
       ledger.every((record) => record.outcome === 'error' && record.inputTokens === 6_000),
     ).toBe(true);

@@ -45,6 +45,11 @@ export interface ModelCall {
   signal?: AbortSignal;
   /** Timeouts and retry policy (tests shorten them). */
   callOptions?: CallOptions;
+  /**
+   * Told of every billed attempt as it is billed (a failed one too), so a task counts what a
+   * call that ends in an error cost before it went wrong.
+   */
+  onSpend?: (usd: number) => void;
 }
 
 export interface ModelCallResult {
@@ -183,6 +188,7 @@ async function callProfile(
     last.isRecorded = usage !== undefined && !willRetry;
     if (usage) {
       billed.usd += last.usd;
+      call.onSpend?.(last.usd);
       const outcome = { callId, started, error, usage, costUsd: last.usd, attempts: attempt };
       await appendLedger(context.dataHome, ledgerRecord(profile, call, outcome));
     }
@@ -196,6 +202,7 @@ async function callProfile(
     });
     const costUsd = costOf(price, result.usage);
     billed.usd += costUsd;
+    call.onSpend?.(costUsd);
     await appendLedger(
       context.dataHome,
       ledgerRecord(profile, call, { callId, result, costUsd, started }),

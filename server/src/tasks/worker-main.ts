@@ -222,12 +222,16 @@ async function callForTask(
       ...(job.budgetUsd !== undefined
         ? { taskBudget: { capUsd: job.budgetUsd, spentUsd: job.costUsd } }
         : {}),
+      // Each billed attempt counts as it is billed: a call that ends in an error cost too.
+      onSpend: (usd) =>
+        void updateOwnJob(context.dataHome, id, (current) => ({
+          costUsd: current.costUsd + usd,
+        })),
     },
     context,
   );
   await updateOwnJob(context.dataHome, id, (current) => ({
     step: current.step + 1,
-    costUsd: current.costUsd + served.costUsd,
     modelAnswered: served.result.modelAnswered,
     lastEventAt: new Date().toISOString(),
   }));
