@@ -56,7 +56,7 @@ export function localFlagError(
   return new UserError(
     `Invalid config in ${profile.origin}: profiles.${profile.name}.local is true, but ${problem}. ` +
       '"local": true is for servers on this machine or your private network (loopback, 10/8, ' +
-      '172.16/12, 192.168/16, fc00::/7, localhost, *.local); it makes calls free and lets private ' +
+      '172.16/12, 192.168/16, 100.64/10, fc00::/7, localhost, *.local); it makes calls free and lets private ' +
       'work go there. Remove "local": true (the profile then counts as remote), or point baseUrl ' +
       'at the local server.',
   );

@@ -58,10 +58,14 @@ function refusedV6(groups: number[]): string | undefined {
 
 /**
  * Whether an IP address stays on this machine or the private network: loopback, RFC 1918,
- * IPv6 unique-local (fc00::/7), the unspecified address (which connects to this machine), and
- * IPv4 carried in IPv6. Not link-local (refused as a whole) nor shared/CGNAT space (100.64/10).
+ * the shared address space 100.64/10 (where Tailscale and other overlay networks number a
+ * user's own machines, such as a GPU box serving a model), IPv6 unique-local (fc00::/7), the
+ * unspecified address (which connects to this machine), and IPv4 carried in IPv6. Not
+ * link-local (refused as a whole).
  */
 export function isLocalAddress(address: string): boolean {
+  // A cloud metadata address (Alibaba's sits in 100.64/10) is never a model server of yours.
+  if (refusedAddressReason(address) !== undefined) return false;
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   const version = isIP(bare);
   if (version === 4) return isLocalV4(bare.split('.').map(Number));
@@ -80,6 +84,7 @@ function isLocalV4([a = -1, b = -1, c = -1, d = -1]: number[]): boolean {
     a === 10 ||
     (a === 172 && b >= 16 && b <= 31) ||
     (a === 192 && b === 168) ||
+    (a === 100 && b >= 64 && b <= 127) ||
     (a === 0 && b === 0 && c === 0 && d === 0)
   );
 }

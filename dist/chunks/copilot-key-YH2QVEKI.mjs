@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{copilotKeyStep,forgetLogin,loggedInText}from"./chunk-7DFB3UQO.mjs";import"./chunk-MJGCMURK.mjs";import"./chunk-EFTJSP3P.mjs";import"./chunk-W2CIHUF2.mjs";import"./chunk-B4Q5OIXK.mjs";import"./chunk-K5Z32PB3.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-DBOIANK3.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{copilotKeyStep,forgetLogin,loggedInText};
