@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { taskAllowHosts, taskSandboxPolicy } from '../../server/src/agent/sandbox/index.ts';
 import { loadConfig, type ResolvedProfile } from '../../server/src/config/load-config.ts';
 import {
@@ -116,14 +116,15 @@ describe('gemini-cli events', () => {
 });
 
 describe('CLI profiles and failover', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
   const configWith = (profiles: unknown) => {
     const dir = mkdtempSync(join(tmpdir(), 'delegate-unit-'));
+    dirs.push(dir);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles }));
-    try {
-      return () => loadConfig(dir, dir, { HOME: dir });
-    } finally {
-      setTimeout(() => rmSync(dir, { recursive: true, force: true }), 1_000);
-    }
+    return () => loadConfig(dir, dir, { HOME: dir });
   };
   const api = { format: 'anthropic', baseUrl: 'https://api.example.com', model: 'm' };
 
