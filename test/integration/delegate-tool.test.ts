@@ -345,3 +345,30 @@ describe('delegate errors are clear isError results', () => {
     );
   });
 });
+
+describe('a silent endpoint', () => {
+  it('is reported once its profile idle limit passes, with the endpoint and the knob named, and not retried', async () => {
+    fake = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
+    world.writeConfig({
+      profiles: {
+        slow: {
+          format: 'openai',
+          baseUrl: fake.openaiBaseUrl,
+          model: 'm',
+          local: true,
+          idleTimeoutS: 3,
+        },
+      },
+    });
+    server = await startServer(world.env);
+    const started = Date.now();
+    const { text, isError } = await server.callText('delegate', { task: 'Say hi' });
+    const elapsedMs = Date.now() - started;
+    expect(isError).toBe(true);
+    expect(text).toContain(`${fake.openaiBaseUrl}/chat/completions sent nothing for 3 s`);
+    expect(text).toContain('"idleTimeoutS"');
+    // One wait of the limit, not four: a stall is not retried on the same endpoint.
+    expect(fake.requests).toHaveLength(1);
+    expect(elapsedMs).toBeLessThan(20_000);
+  });
+});

@@ -122,7 +122,9 @@ describe('openai client', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).kind).toBe('stalled');
-    expect((error as Error).message).toMatch(/sent nothing for 300 ms; the call was aborted/);
+    expect((error as Error).message).toMatch(
+      /sent nothing for 300 ms \(the profile's idle limit, "idleTimeoutS"\); the call was aborted/,
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 

@@ -100,10 +100,11 @@ const FAULTS: FaultCase[] = [
     toolInput: { path: 'notes/a-rather-long-file-name.txt' },
   },
   {
-    name: 'stall longer than the idle timeout',
+    name: 'stall longer than the idle timeout: not retried, the limit and its knob named',
     replies: [{ kind: 'hang' }, OK],
-    outcome: 'ok',
-    attempts: 2,
+    outcome: 'error',
+    attempts: 1,
+    error: /sent nothing for \d+ ms \(the profile's idle limit, "idleTimeoutS"\)/,
   },
   {
     name: 'malformed JSON in the stream',

@@ -52,6 +52,11 @@ const profileFields = z.strictObject({
     .record(z.string(), z.string(), { error: 'must map header names to strings' })
     .optional(),
   maxOutputTokens: z.int({ error: 'must be a whole number of tokens' }).positive().optional(),
+  idleTimeoutS: z
+    .number({ error: 'must be a number of seconds, e.g. 300' })
+    .positive()
+    .max(86_400, { error: 'must be at most 86400 (a day)' })
+    .optional(),
   maxInputKb: z.int({ error: 'must be a whole number of KB' }).positive().optional(),
   pool: z
     .int({ error: 'must be the number of calls this worker may run at once' })

@@ -196,6 +196,7 @@ async function callProfile(
   };
   try {
     const result = await client.generate(request, {
+      ...(profile.idleTimeoutS !== undefined ? { idleTimeoutMs: profile.idleTimeoutS * 1000 } : {}),
       ...call.callOptions,
       ...(call.signal ? { signal: call.signal } : {}),
       onFailedAttempt,

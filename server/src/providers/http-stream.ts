@@ -20,6 +20,11 @@ export interface StreamHandlers {
   usage?(): Usage | undefined;
 }
 
+/** A wait in seconds when it is whole seconds, else in milliseconds (tests use short limits). */
+function formatWait(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 /**
  * POSTs JSON and feeds the SSE reply to `handlers`, with idle and total timeouts that really
  * abort the stream. The timers are our own (Node 18/20 lose `AbortSignal.timeout` inside
@@ -41,7 +46,11 @@ export async function postStream(
     controller.abort();
   };
   const stalled = () =>
-    new ProviderError(`${url} sent nothing for ${idleMs} ms; the call was aborted.`, 'stalled');
+    new ProviderError(
+      `${url} sent nothing for ${formatWait(idleMs)} (the profile's idle limit, "idleTimeoutS"); the call was aborted. ` +
+        'Raise "idleTimeoutS" in the profile if the model needs longer before its first word, or check the server.',
+      'stalled',
+    );
   const totalTimer = setTimeout(
     abortWith(
       new ProviderError(`${url} took longer than ${totalMs} ms; the call was aborted.`, 'timeout'),

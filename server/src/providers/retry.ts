@@ -22,16 +22,23 @@ function attemptsFor(error: unknown, policy: RetryPolicy): number {
     case 'refused':
       return Math.min(2, policy.maxAttempts);
     case 'unreachable':
-    case 'stalled':
     case 'protocol':
       return policy.maxAttempts;
+    // A stall already cost the whole idle limit: another wait on the same endpoint would
+    // multiply it (4 × 300 s before the first word), so it is reported at once.
+    case 'stalled':
+      return 1;
     default:
       return 1;
   }
 }
 
-/** A failure another attempt (or another endpoint) might get past: 429, 5xx, stalls, cut streams. */
+/**
+ * A failure another attempt or another endpoint might get past: 429, 5xx, cut streams; and a
+ * stall, which is not retried on the same endpoint but may fail over to another.
+ */
 export function isRetryableError(error: unknown): boolean {
+  if (error instanceof ProviderError && error.kind === 'stalled') return true;
   return attemptsFor(error, DEFAULT_RETRY_POLICY) > 1;
 }
 

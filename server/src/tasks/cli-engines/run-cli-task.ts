@@ -112,7 +112,8 @@ export async function runCliTask(
         }));
       }
     };
-    const idleTimeoutS = Number(env.DELEGATE_CLI_IDLE_TIMEOUT_S) || job.idleTimeoutS;
+    const idleTimeoutS =
+      Number(env.DELEGATE_CLI_IDLE_TIMEOUT_S) || profile.idleTimeoutS || job.idleTimeoutS;
     const loginHint = profile.baseUrl
       ? `the key of profile "${profile.name}" was refused by ${profile.baseUrl}: ${profile.apiKeyEnv ? `check $${profile.apiKeyEnv}, or ` : ''}store one with provider_key {"profile": "${profile.name}"}`
       : engine.loginHint;
