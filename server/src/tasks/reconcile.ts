@@ -27,7 +27,11 @@ export async function reconcileJob(
     job.state === 'running' &&
     now - Date.parse(job.lastEventAt) > job.idleTimeoutS * 1000
   ) {
-    outcome = { state: 'timeout', error: `idle timeout: no activity for ${job.idleTimeoutS} s` };
+    const last = job.activity ? `last: ${job.activity}; ` : '';
+    outcome = {
+      state: 'timeout',
+      error: `idle timeout: no activity for ${job.idleTimeoutS} s (${last}profile ${job.profile ?? 'default'}${job.modelAnswered ? `, model ${job.modelAnswered}` : ''})`,
+    };
   }
   if (!outcome) return job;
   await killTask(job);

@@ -141,7 +141,11 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
     ...taskBudget(input.budgetUsd, config.budget.perTaskUsd),
     maxTurns: turnBudget(input.maxTurns ?? agent?.maxTurns, profile),
     timeoutS: input.timeoutS ?? TASK_DEFAULTS.timeoutS,
-    idleTimeoutS: TASK_DEFAULTS.idleTimeoutS,
+    // Past the profile's own idle limit, so a silent endpoint is reported by name first.
+    idleTimeoutS: Math.max(
+      TASK_DEFAULTS.idleTimeoutS,
+      (profile.idleTimeoutS ?? TASK_DEFAULTS.idleTimeoutS) + 60,
+    ),
     questionTimeoutS:
       Number(context.env.DELEGATE_QUESTION_TIMEOUT_S) || TASK_DEFAULTS.questionTimeoutS,
     step: 0,
