@@ -145,6 +145,8 @@ describe('resolveProfile', () => {
         name: 'Ollama',
         baseUrl: 'http://127.0.0.1:11434/v1',
         models: ['qwen3:8b'],
+        model: 'qwen3:8b',
+        skipped: [],
       }),
     );
     expect(found).toMatchObject({
@@ -152,6 +154,7 @@ describe('resolveProfile', () => {
       model: 'qwen3:8b',
       local: true,
       source: 'discovered',
+      discovered: { server: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' },
     });
   });
 });
