@@ -84,6 +84,11 @@ export interface FakeProviderOptions {
   respond?: Responder;
   /** Model ids listed by GET /v1/models (or made from that request); default ['fake-model']. */
   models?: string[] | ((request: RecordedRequest) => string[]);
+  /**
+   * Ollama's `POST /api/show`: each model's `capabilities` (e.g. `['completion', 'tools']`,
+   * `['embedding']`). Without it the route is unknown, as on servers other than Ollama.
+   */
+  capabilities?: Record<string, string[]>;
 }
 export interface FakeProvider {
   /** http://127.0.0.1:PORT, the Anthropic base URL convention (host root). */
@@ -245,6 +250,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       return sendJson(res, 200, { object: 'list', data });
     }
     if (route === 'HEAD /api/hello') return void res.writeHead(200).end();
+    const shown = options.capabilities?.[String(request.body?.model)];
+    if (route === 'POST /api/show' && shown) return sendJson(res, 200, { capabilities: shown });
     if (route === 'POST /v1/messages/count_tokens')
       return sendJson(res, 200, { input_tokens: 100 });
     provider.unscripted.push(request);

@@ -168,7 +168,7 @@ describe('delegate over stdio', () => {
     expect(isError).toBe(false);
     expect(text).toContain('found you');
     expect(text).toContain(
-      `LM Studio found at ${fake.openaiBaseUrl}, first served model "llama3.2:3b"`,
+      `LM Studio found at ${fake.openaiBaseUrl}, first chat model "llama3.2:3b"`,
     );
     expect(fake.requests[0]!.body.model).toBe('llama3.2:3b');
   });

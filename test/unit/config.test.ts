@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config/load-config.ts';
 import { resolveDataHome, resolveProjectDir } from '../../server/src/config/paths.ts';
 import { resolveProfile } from '../../server/src/config/resolve-profile.ts';
+import { firstChatModel } from '../../server/src/config/chat-models.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -145,6 +146,8 @@ describe('resolveProfile', () => {
         name: 'Ollama',
         baseUrl: 'http://127.0.0.1:11434/v1',
         models: ['qwen3:8b'],
+        model: 'qwen3:8b',
+        skipped: [],
       }),
     );
     expect(found).toMatchObject({
@@ -152,6 +155,34 @@ describe('resolveProfile', () => {
       model: 'qwen3:8b',
       local: true,
       source: 'discovered',
+      discovered: { server: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' },
     });
+  });
+
+  it('answers to the discovered profile\'s name "local" only while no profile has it', async () => {
+    const config = loadConfig(world.dataHome, world.project, {});
+    const server = {
+      name: 'vLLM',
+      baseUrl: 'http://127.0.0.1:8000/v1',
+      models: ['m'],
+      model: 'm',
+      skipped: [],
+    };
+    expect((await resolveProfile(config, 'local', {}, () => Promise.resolve(server))).model).toBe(
+      'm',
+    );
+    await expect(resolveProfile(config, 'local', {}, noServer)).rejects.toThrow(
+      /Unknown profile "local"/,
+    );
+  });
+
+  it('skips models that cannot chat by name when the server cannot say', async () => {
+    const server = { name: 'LM Studio', baseUrl: 'http://127.0.0.1:2/v1' };
+    const models = ['text-embedding-nomic', 'bge-reranker', 'whisper-1', 'kokoro-tts', 'qwen3'];
+    expect(await firstChatModel(server, models, 100)).toEqual({
+      model: 'qwen3',
+      skipped: models.slice(0, 4),
+    });
+    expect(await firstChatModel(server, ['all-embeddings'], 100)).toBeUndefined();
   });
 });

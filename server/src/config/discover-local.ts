@@ -3,6 +3,7 @@ import { secretRedactor } from '../util/secret-redactor.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { resolveDataHome, type Environment } from './paths.ts';
 import type { ResolvedProfile } from './load-config.ts';
+import { firstChatModel } from './chat-models.ts';
 
 /** The usual ports of local OpenAI-compatible servers, in the order they are preferred. */
 export const LOCAL_SERVERS: ReadonlyArray<{ name: string; baseUrl: string }> = [
@@ -13,19 +14,36 @@ export const LOCAL_SERVERS: ReadonlyArray<{ name: string; baseUrl: string }> = [
   { name: 'LiteLLM', baseUrl: 'http://127.0.0.1:4000/v1' },
 ];
 
-const DISCOVERED_PROFILE_NAME = 'local';
+export const DISCOVERED_PROFILE_NAME = 'local';
 const PROBE_TIMEOUT_MS = 800;
 
 export interface DiscoveredServer {
   name: string;
   baseUrl: string;
+  /** Every model the server lists, in its order. */
   models: string[];
+  /** The first listed model that can chat: the one calls use. */
+  model: string;
+  /** Models listed before it that cannot chat (embedding, rerank, speech…), passed over. */
+  skipped: string[];
+}
+
+/**
+ * What a task keeps of a discovered profile (no key: it is local), so its detached worker
+ * calls the very server and model the server process picked instead of probing again.
+ */
+export interface DiscoveredSnapshot {
+  server: string;
+  format: 'openai';
+  baseUrl: string;
+  model: string;
+  local: true;
 }
 
 /**
  * Probes the usual local ports at once and returns the first (in preference order) that
- * serves at least one model. Tests point it elsewhere with `DELEGATE_DISCOVERY_URLS_FOR_TEST`
- * (comma-separated `name=baseUrl` pairs).
+ * serves at least one model that can chat. Tests point it elsewhere with
+ * `DELEGATE_DISCOVERY_URLS_FOR_TEST` (comma-separated `name=baseUrl` pairs).
  */
 export async function discoverLocalServer(env: Environment): Promise<DiscoveredServer | undefined> {
   const candidates = candidatesFrom(env);
@@ -33,26 +51,54 @@ export async function discoverLocalServer(env: Environment): Promise<DiscoveredS
     ...candidate,
     models: await listOpenAiModels(candidate.baseUrl, PROBE_TIMEOUT_MS).catch(() => []),
   }));
-  const results = await Promise.all(probes);
-  const found = results.find((result) => result.models.length > 0);
   // No key is sent to a probe, but a model name is shown and reused: it carries no key either.
   const redactor = secretRedactor(knownSecrets(resolveDataHome(env), [], env));
-  return found && { ...found, models: redactor.value(found.models) };
+  for (const result of await Promise.all(probes)) {
+    if (result.models.length === 0) continue;
+    const models = redactor.value(result.models);
+    const pick = await firstChatModel(result, models, PROBE_TIMEOUT_MS);
+    if (pick) return { ...result, models, ...pick };
+  }
+  return undefined;
 }
 
 export function discoveredProfile(server: DiscoveredServer): ResolvedProfile {
-  const model = server.models[0] ?? '';
+  const skipped = server.skipped.length
+    ? `; skipped ${server.skipped.join(', ')}: cannot chat`
+    : '';
   return {
     name: DISCOVERED_PROFILE_NAME,
     format: 'openai',
     baseUrl: server.baseUrl,
-    model,
+    model: server.model,
     local: true,
     use: `auto-detected ${server.name} at ${server.baseUrl}`,
     source: 'discovered',
-    origin: `${server.name} found at ${server.baseUrl}, first served model "${model}"`,
+    origin: `${server.name} found at ${server.baseUrl}, first chat model "${server.model}"${skipped}`,
+    discovered: {
+      server: server.name,
+      format: 'openai',
+      baseUrl: server.baseUrl,
+      model: server.model,
+      local: true,
+    },
   };
 }
+
+/** The server a task's snapshot names, as discovery would return it (no probe). */
+export function serverFromSnapshot(snapshot: DiscoveredSnapshot): DiscoveredServer {
+  return {
+    name: snapshot.server,
+    baseUrl: snapshot.baseUrl,
+    models: [snapshot.model],
+    model: snapshot.model,
+    skipped: [],
+  };
+}
+
+/** How to choose another model than the discovered one. */
+export const PIN_HINT =
+  'to use another model, add a profile with provider_set or in config.json (its "model" picks it)';
 
 export function describeLocalPorts(): string {
   return LOCAL_SERVERS.map((server) => `${server.name} ${new URL(server.baseUrl).port}`).join(', ');

@@ -1,3 +1,4 @@
+import type { DiscoveredSnapshot } from './discover-local.ts';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { UserError } from '../util/user-error.ts';
@@ -31,6 +32,8 @@ export interface ResolvedProfile extends Profile {
   isKeyEnvUntrusted?: boolean;
   /** The user config file whose profile of the same name this project profile replaces. */
   replaces?: string;
+  /** Set on a profile found by discovery: what a task keeps to call the same server and model. */
+  discovered?: DiscoveredSnapshot;
 }
 
 export interface LoadedConfig {

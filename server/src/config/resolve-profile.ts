@@ -1,5 +1,6 @@
 import { UserError } from '../util/user-error.ts';
 import {
+  DISCOVERED_PROFILE_NAME,
   describeLocalPorts,
   discoverLocalServer,
   discoveredProfile,
@@ -44,6 +45,9 @@ async function pickProfile(
   if (requested !== undefined) {
     const profile = profiles.get(requested);
     if (profile) return profile;
+    // The discovered profile answers to its name too (a task's worker asks for it by name).
+    const found = requested === DISCOVERED_PROFILE_NAME ? await discover(env) : undefined;
+    if (found) return discoveredProfile(found);
     throw new UserError(
       `Unknown profile "${requested}". Profiles: ${listNames(profiles)}. ` +
         'Call providers to see them, or omit profile to use the default.',

@@ -1,3 +1,4 @@
+import { PIN_HINT } from '../config/discover-local.ts';
 import { loadConfig, type ResolvedProfile } from '../config/load-config.ts';
 import { resolveProfile } from '../config/resolve-profile.ts';
 import { resultsDir } from '../config/paths.ts';
@@ -113,8 +114,7 @@ function usageLine(
     ...(served.failedOverFrom ? [`failed over from ${served.failedOverFrom}`] : []),
     ...(result.routedVia ? [`routed via ${result.routedVia}`] : []),
   ];
-  const discovered =
-    profile.source === 'discovered' ? ` (${profile.origin}; add a profile to pin it)` : '';
+  const discovered = profile.source === 'discovered' ? ` (${profile.origin}; ${PIN_HINT})` : '';
   return `[delegate: ${parts.join(' · ')}]${discovered}`;
 }
 

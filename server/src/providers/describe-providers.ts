@@ -31,9 +31,13 @@ export async function describeProviders(context: EngineContext, check: boolean):
     if (!server) return noted(noWorkerMessage(config.configFile));
     const profile = discoveredProfile(server);
     const lines = await describeProfile(profile, context, check, true);
+    const skipped = server.skipped.length
+      ? ` Skipped (cannot chat): ${server.skipped.join(', ')}.`
+      : '';
     return noted(
       `No profiles configured; using the auto-detected local server:\n${lines}\n` +
-        `Served models: ${server.models.slice(0, MODELS_SHOWN).join(', ')}. Add a profile to ${config.configFile} to pin one.`,
+        `Served models: ${server.models.slice(0, MODELS_SHOWN).join(', ')}. Chosen: ${server.model}.${skipped} ` +
+        `To use another, add a profile with provider_set or in ${config.configFile} (its "model" picks it).`,
     );
   }
   const defaultName = await defaultProfileName(config, context);

@@ -119,17 +119,31 @@ function streamError(
   return connectionError(url, error);
 }
 
-/** GETs JSON with a timeout; used for model listings, reachability checks and discovery. */
+/**
+ * GETs JSON with a timeout (POSTs `body` as JSON when given); used for model listings,
+ * reachability checks and discovery.
+ */
 export async function getJson(
   url: string,
   headers: Record<string, string>,
   timeoutMs: number,
+  body?: unknown,
 ): Promise<unknown> {
   const controller = new AbortController();
   // Our own timer: Node 18/20 can lose AbortSignal.timeout to garbage collection.
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    const response = await sendRequest(url, { method: 'GET', headers, signal: controller.signal });
+    const response = await sendRequest(
+      url,
+      body === undefined
+        ? { method: 'GET', headers, signal: controller.signal }
+        : {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+            signal: controller.signal,
+          },
+    );
     if (!isOk(response)) throw await httpError(url, response, headers);
     return parseJson(url, await response.text());
   } catch (error) {

@@ -1,3 +1,4 @@
+import type { DiscoveredSnapshot } from '../config/discover-local.ts';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +28,8 @@ export interface JobFile extends JobSummary {
   startedAt?: string;
   endedAt?: string;
   profile?: string;
+  /** The server and model discovery picked, when `profile` is the discovered one. */
+  discovered?: DiscoveredSnapshot;
   /** A CLI engine's format (e.g. `claude-cli`) when a vendor CLI runs the task; absent for the builtin agent. */
   engine?: string;
   agent?: { name: string; tier: string; path: string };

@@ -122,6 +122,7 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
     updatedAt: now,
     lastEventAt: now,
     profile: profile.name,
+    ...(profile.discovered ? { discovered: profile.discovered } : {}),
     ...(cliEngine ? { engine: cliEngine.format } : {}),
     ...(agent ? { agent: { name: agent.name, tier: agent.tier, path: agent.path } } : {}),
     isolation,

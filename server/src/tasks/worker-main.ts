@@ -15,6 +15,7 @@ import {
   workerEnv,
   type WorkerToolContext,
 } from '../agent/worker-tools/index.ts';
+import { serverFromSnapshot } from '../config/discover-local.ts';
 import { resolveDataHome } from '../config/paths.ts';
 import { isCliFormat } from '../config/schema.ts';
 import { callModel } from '../engine/call-model.ts';
@@ -46,12 +47,16 @@ function updateOwnJob(...args: Parameters<typeof updateJob>): Promise<unknown> {
 async function main(id: string): Promise<void> {
   const env = process.env;
   const dataHome = resolveDataHome(env);
+  const queued = readJob(dataHome, id);
+  const snapshot = queued.discovered;
   const context: EngineContext = {
     env,
-    projectDir: readJob(dataHome, id).project,
+    projectDir: queued.project,
     dataHome,
     now: () => new Date(),
     learned: new Map(),
+    // The server process's pick, not a new probe that could find another server or model.
+    ...(snapshot ? { discover: () => Promise.resolve(serverFromSnapshot(snapshot)) } : {}),
   };
   const aborter = new AbortController();
   const job = await updateJob(dataHome, id, () => ({
