@@ -78,7 +78,7 @@ describe('delegate provider-key', () => {
     const unknown = run(['provider-key', 'nope'], KEY);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toBe(
-      'delegate: Unknown profile "nope" (profiles: fast). Create it first with provider_set.\n',
+      'delegate: Unknown profile "nope" (profiles: fast). Create it first with a profile in config.json in DELEGATE_HOME (~/.delegate), or provider_set in Claude Code.\n',
     );
     const empty = run(['provider-key', 'fast'], '\n');
     expect(empty.status).toBe(1);

@@ -50,7 +50,7 @@ function parseProblem(error: Error & { code?: string }): string {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
       return `unknown option ${option ?? ''}`.trim();
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return option ? `option ${option.split(',')[0]} takes a value` : error.message;
+      return option ? `option ${option.split(/[ ,]/)[0]} takes a value` : error.message;
     default:
       return error.message;
   }

@@ -70,7 +70,7 @@ async function usage(): Promise<string> {
   const lines = await Promise.all(
     Object.values(COMMANDS).map(async (load) => {
       const command = await load();
-      return `  delegate ${command.usage.padEnd(28)} ${command.summary}`;
+      return `  delegate ${command.usage}\n      ${command.summary}`;
     }),
   );
   return (
