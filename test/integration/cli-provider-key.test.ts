@@ -89,6 +89,6 @@ describe('delegate provider-key', () => {
     expect(command.stderr).toContain('delegate: unknown command "frobnicate".');
     const help = run(['--help']);
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/delegate provider-key <profile> +store a profile's API key/);
+    expect(help.stdout).toMatch(/delegate provider-key <profile>\n +store a profile's API key/);
   });
 });
