@@ -78,7 +78,7 @@ describe('delegate provider-key', () => {
     const unknown = run(['provider-key', 'nope'], KEY);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toBe(
-      'delegate: Unknown profile "nope" (profiles: fast). Create it first with provider_set.\n',
+      'delegate: Unknown profile "nope" (profiles: fast). Create it first with a profile in config.json in DELEGATE_HOME (~/.delegate), or provider_set in Claude Code.\n',
     );
     const empty = run(['provider-key', 'fast'], '\n');
     expect(empty.status).toBe(1);
@@ -89,6 +89,6 @@ describe('delegate provider-key', () => {
     expect(command.stderr).toContain('delegate: unknown command "frobnicate".');
     const help = run(['--help']);
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/delegate provider-key <profile> +store a profile's API key/);
+    expect(help.stdout).toMatch(/delegate provider-key <profile>\n +store a profile's API key/);
   });
 });

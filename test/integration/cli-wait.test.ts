@@ -40,8 +40,8 @@ describe('delegate wait', () => {
     await task({ id: 't_wait01', state: 'done', verdict: 'passed', costUsd: 0.5, ...ended() });
     expect(await waiter.exited).toBe(0);
     expect(waiter.lines()).toEqual([
-      't_wait02 done unverified · 0 files · $0.000 → task_result t_wait02',
-      't_wait01 done passed · 0 files · $0.500 → task_result t_wait01',
+      't_wait02 done unverified · 0 files · $0.000 → delegate result t_wait02',
+      't_wait01 done passed · 0 files · $0.500 → delegate result t_wait01',
     ]);
   });
 
@@ -113,13 +113,15 @@ describe('delegate wait', () => {
     const unknown = wait(['t_real01', 't_nope01', 'bogus']);
     expect(await unknown.exited).toBe(2);
     expect(unknown.stderr()).toBe(
-      'delegate: No task t_nope01 (it may have been cleaned up). Call task_status to list tasks.\n' +
+      'delegate: No task t_nope01 (it may have been cleaned up). List them with delegate tasks.\n' +
         'delegate: "bogus" is not a task id (they look like t_ab12cd).\n',
     );
     for (const args of [[], ['t_real01', '--timeout', 'soon'], ['t_real01', '--forever']]) {
       const result = wait(args);
       expect(await result.exited, args.join(' ')).toBe(2);
-      expect(result.stderr()).toMatch(/^delegate: .*\nUsage: delegate wait <task id>…/);
+      expect(result.stderr()).toMatch(
+        /^delegate(: .*\nUsage: delegate wait <task id>…| wait: .* \(see delegate wait --help\)\n$)/,
+      );
     }
   });
 });
@@ -148,7 +150,7 @@ describe('delegate tasks', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^t_list02 running step 2\/40 · starting · /);
     expect(lines[1]).toBe(
-      't_list01 done passed · 0 files · $0.000 → task_result t_list01 · reviewed',
+      't_list01 done passed · 0 files · $0.000 → delegate result t_list01 · reviewed',
     );
   });
 });

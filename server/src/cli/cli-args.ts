@@ -29,7 +29,10 @@ export function parseCli<T extends Options>(
     });
     return { values, positionals };
   } catch (error) {
-    context.stderr.write(`delegate: ${(error as Error).message}\nUsage: delegate ${usage}\n`);
+    const name = usage.split(' ')[0] ?? '';
+    context.stderr.write(
+      `delegate ${name}: ${parseProblem(error as Error)} (see delegate ${name} --help)\n`,
+    );
     return undefined;
   }
 }
@@ -38,4 +41,17 @@ export function parseCli<T extends Options>(
 export function usageError(context: CliContext, message: string, usage: string): 2 {
   context.stderr.write(`delegate: ${message}\nUsage: delegate ${usage}\n`);
   return 2;
+}
+
+/** Node's parseArgs messages, in one short sentence a terminal user reads at a glance. */
+function parseProblem(error: Error & { code?: string }): string {
+  const option = /'(-[^']*)'/.exec(error.message)?.[1];
+  switch (error.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${option ?? ''}`.trim();
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return option ? `option ${option.split(/[ ,]/)[0]} takes a value` : error.message;
+    default:
+      return error.message;
+  }
 }

@@ -17,6 +17,8 @@ export interface CliCommand {
   /** e.g. `provider-key <profile>`. */
   usage: string;
   summary: string;
+  /** `delegate <name> --help` after the usage and summary: what it does in detail, its options. */
+  help: string;
   /** Resolves to the exit code. */
   run(args: readonly string[], context: CliContext): Promise<number>;
 }

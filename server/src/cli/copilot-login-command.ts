@@ -22,6 +22,11 @@ const USAGE = 'copilot-login <profile> [--logout]';
 export const copilotLoginCommand: CliCommand = {
   usage: USAGE,
   summary: 'log a copilot profile in to GitHub (device flow), or out',
+  help: `Runs GitHub's device flow for a copilot profile: opens a code to enter at github.com, waits for approval
+and stores the login. --logout forgets it.
+
+Options:
+  --logout   forget the stored GitHub login of the profile`,
   async run(args, context) {
     const [name, flag, ...rest] = args;
     if (!name || name.startsWith('-') || rest.length > 0 || (flag && flag !== '--logout')) {
@@ -91,8 +96,9 @@ function copilotProfile(context: CliContext, name: string): ResolvedProfile {
   const profile = config.profiles.get(name);
   if (!profile) {
     throw new UserError(
-      `Unknown profile "${name}" (profiles: ${listNames(config.profiles)}). Create it first, e.g. ` +
-        `provider_set {"name": "${name}", "format": "copilot", "model": "gpt-4.1"}.`,
+      `Unknown profile "${name}" (profiles: ${listNames(config.profiles)}). Create it first in ` +
+        `config.json in DELEGATE_HOME (~/.delegate), e.g. "${name}": {"format": "copilot", "model": "gpt-4.1"} ` +
+        'under "profiles", or with provider_set in Claude Code.',
     );
   }
   if (profile.format !== 'copilot') {

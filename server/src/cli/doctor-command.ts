@@ -26,6 +26,8 @@ const PROFILE_PROBLEM = /check: FAILED|NOT SET|REFUSED|NOT sent|does NOT list/;
 export const doctorCommand: CliCommand = {
   usage: 'doctor',
   summary: 'check Node, data home, config, profiles (reachability, keys), sandbox, Claude Code',
+  help: `Checks what delegate needs and says what to fix: the Node version, the data home, the config files, every
+profile (reachable, key present), the OS sandbox and Claude Code. Exit 1 when something is wrong.`,
   async run(args, context) {
     if (args.length > 0) {
       context.stderr.write('Usage: delegate doctor  (takes no arguments)\n');

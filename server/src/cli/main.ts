@@ -4,6 +4,7 @@
  */
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
+import { VERSION } from '../version.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
 const COMMANDS: Record<string, () => Promise<CliCommand>> = {
@@ -15,6 +16,9 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   'copilot-login': async () => (await import('./copilot-login-command.ts')).copilotLoginCommand,
   run: async () => (await import('./run-command.ts')).runCommand,
   tasks: async () => (await import('./tasks-command.ts')).tasksCommand,
+  result: async () => (await import('./result-command.ts')).resultCommand,
+  cancel: async () => (await import('./cancel-command.ts')).cancelCommand,
+  cleanup: async () => (await import('./cleanup-command.ts')).cleanupCommand,
   wait: async () => (await import('./wait-command.ts')).waitCommand,
   watch: async () => (await import('./watch-command.ts')).watchCommand,
   doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
@@ -33,8 +37,12 @@ async function main(argv: string[]): Promise<number> {
     stdout: process.stdout,
     now: () => new Date(),
   };
+  if (name === '--version' || name === '-V') {
+    context.stdout.write(`delegate ${VERSION}\n`);
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    context.stdout.write(await usage());
+    (name ? context.stdout : context.stderr).write(await usage());
     return name ? 0 : 2;
   }
   const load = COMMANDS[name];
@@ -42,17 +50,34 @@ async function main(argv: string[]): Promise<number> {
     context.stderr.write(`delegate: unknown command "${name}".\n${await usage()}`);
     return 2;
   }
-  return (await load()).run(args, context);
+  const command = await load();
+  if (asksForHelp(args)) {
+    context.stdout.write(
+      `Usage: delegate ${command.usage}\n\n${command.summary}.\n\n${command.help}\n`,
+    );
+    return 0;
+  }
+  return command.run(args, context);
+}
+
+/** `--help` or `-h` before any `--` (after it, they are a task's text). */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
 async function usage(): Promise<string> {
   const lines = await Promise.all(
     Object.values(COMMANDS).map(async (load) => {
       const command = await load();
-      return `  delegate ${command.usage.padEnd(28)} ${command.summary}`;
+      return `  delegate ${command.usage}\n      ${command.summary}`;
     }),
   );
-  return `Usage:\n${lines.join('\n')}\n`;
+  return (
+    `delegate ${VERSION}: hand work to other models from Claude Code or a terminal.\n\n` +
+    `Usage:\n${lines.join('\n')}\n\n` +
+    'delegate <command> --help shows a command in detail; delegate --version, its version.\n'
+  );
 }
 
 main(process.argv.slice(2)).then(

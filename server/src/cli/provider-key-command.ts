@@ -1,4 +1,5 @@
 import { keyPromptText, keyTarget, storeEnteredKey } from '../config/enter-key.ts';
+import { CLI_WORDING } from '../util/wording.ts';
 import { UserError } from '../util/user-error.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
@@ -17,6 +18,8 @@ const CONTROL = {
 export const providerKeyCommand: CliCommand = {
   usage: 'provider-key <profile>',
   summary: "store a profile's API key (read without echo), bound to its host",
+  help: `Reads a profile's API key from the terminal without echo and stores it in credentials.json, bound to the
+profile's host (it is never sent elsewhere). On a copilot profile it runs the GitHub login instead.`,
   async run(args, context) {
     const [name, ...rest] = args;
     if (!name || rest.length > 0) {
@@ -25,7 +28,7 @@ export const providerKeyCommand: CliCommand = {
       );
       return 2;
     }
-    const target = keyTarget(context.dataHome, context.projectDir, context.env, name);
+    const target = keyTarget(context.dataHome, context.projectDir, context.env, name, CLI_WORDING);
     const input = context.stdin.isTTY
       ? await readHidden(
           context,

@@ -14,6 +14,13 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 export const runCommand: CliCommand = {
   usage: USAGE,
   summary: 'one-shot delegation from a terminal: task and files to a worker, answer to stdout',
+  help: `Sends the task and the files (paths or globs, read from disk) to a worker model and prints its answer on
+stdout, then the usage line. "-" reads the task from stdin.
+
+Options:
+  --profile <name>            the profile to call (default: the configured default)
+  --write-to <file>           write the answer to a file instead of stdout
+  --max-output-tokens <n>     cap the answer's length`,
   async run(args, context) {
     const parsed = parseCli(
       args,

@@ -21,6 +21,8 @@ const USAGE = 'statusline install|uninstall|show';
 export const statuslineCommand: CliCommand = {
   usage: USAGE,
   summary: "install delegate's status line in your Claude Code settings (chains yours)",
+  help: `install puts delegate's status line into your Claude Code settings, chained after yours; uninstall
+puts yours back; show prints the setting and what the line says for this project now.`,
   run(args, context) {
     const [action, ...rest] = args;
     if (rest.length > 0) return Promise.resolve(usageError(context, 'too many arguments.', USAGE));

@@ -11,6 +11,8 @@ type Period = (typeof PERIODS)[number];
 export const usageCommand: CliCommand = {
   usage: USAGE,
   summary: 'worker calls, tokens and cost today and all time; the budget left',
+  help: `Reports worker calls, tokens and cost from the ledger: today, all time, or both (the default), and the
+budget left.`,
   run(args, context) {
     const [period = 'both', ...rest] = args;
     if (rest.length > 0 || !PERIODS.includes(period as Period)) {

@@ -2,6 +2,7 @@ import { isTerminal, type JobFile } from '../tasks/job-store.ts';
 import { getTask } from '../tasks/task-queries.ts';
 import { statusLine } from '../tasks/task-format.ts';
 import { errorMessage } from '../util/user-error.ts';
+import { CLI_WORDING } from '../util/wording.ts';
 import { parseCli, usageError } from './cli-args.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 import { watchJobs } from './job-watch.ts';
@@ -21,6 +22,12 @@ export const WAIT_EXIT = { allDone: 0, anyFailed: 1, unknownId: 2, timeout: 3 } 
 export const waitCommand: CliCommand = {
   usage: USAGE,
   summary: 'block until tasks end; exit 0 all done, 1 any failed, 2 unknown id, 3 timeout',
+  help: `Blocks until every named task has ended, printing one line per task as it ends.
+Exit codes: 0 all done and passing, 1 any failed, 2 unknown id, 3 --timeout ran out.
+
+Options:
+  --timeout <seconds>   stop waiting after this long (exit 3)
+  --json                one JSON object per line instead of text`,
   async run(args, context) {
     const parsed = parseCli(
       args,
@@ -48,7 +55,7 @@ export const waitCommand: CliCommand = {
 async function unknownIds(ids: readonly string[], context: CliContext): Promise<string[]> {
   const found = await Promise.all(
     ids.map((id) =>
-      getTask(context.dataHome, id).then(
+      getTask(context.dataHome, id, CLI_WORDING).then(
         () => undefined,
         (error: unknown) => errorMessage(error),
       ),
@@ -141,7 +148,7 @@ async function timedOut(
     const job = await getTask(context.dataHome, id).catch(() => undefined);
     const text = json
       ? JSON.stringify({ id, state: job?.state ?? 'unknown', ended: false })
-      : `${job ? statusLine(job) : id} (not ended within --timeout)`;
+      : `${job ? statusLine(job, Date.now(), CLI_WORDING) : id} (not ended within --timeout)`;
     context.stdout.write(`${text}\n`);
   }
 }
@@ -151,7 +158,7 @@ function hasFailed(job: JobFile): boolean {
 }
 
 function lineOf(job: JobFile, json: boolean): string {
-  if (!json) return statusLine(job);
+  if (!json) return statusLine(job, Date.now(), CLI_WORDING);
   return JSON.stringify({
     id: job.id,
     state: job.state,

@@ -20,6 +20,8 @@ const ACTIVE = new Set(['queued', 'running', 'needs_input']);
 export const watchCommand: CliCommand = {
   usage: 'watch',
   summary: "print one line per task transition of this project (the plugin's monitor)",
+  help: `Prints one line per state change of this project's tasks until stopped; the plugin's monitor runs it so
+Claude Code hears when a task needs an answer or ends.`,
   async run(args, context) {
     if (args.length > 0) {
       context.stderr.write('Usage: delegate watch  (takes no arguments)\n');

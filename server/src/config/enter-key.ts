@@ -1,5 +1,6 @@
 import { withFileLock } from '../engine/file-lock.ts';
 import { UserError } from '../util/user-error.ts';
+import { TOOL_WORDING } from '../util/wording.ts';
 import { checkKeyInput, keyOrigin, saveKey } from './credentials.ts';
 import { listNames, loadConfig, type ResolvedProfile } from './load-config.ts';
 import { credentialsPath, settingsLockPath, type Environment } from './paths.ts';
@@ -16,12 +17,13 @@ export function keyTarget(
   projectDir: string,
   env: Environment,
   name: string,
+  wording = TOOL_WORDING,
 ): KeyTarget {
   const config = loadConfig(dataHome, projectDir, env);
   const profile = config.profiles.get(name);
   if (!profile) {
     throw new UserError(
-      `Unknown profile "${name}" (profiles: ${listNames(config.profiles)}). Create it first with provider_set.`,
+      `Unknown profile "${name}" (profiles: ${listNames(config.profiles)}). Create it first with ${wording.setProfile}.`,
     );
   }
   return { profile, origin: keyOrigin(profile.baseUrl) };

@@ -7,6 +7,7 @@ import { withFileLock } from '../engine/file-lock.ts';
 import { refreshStatusLines } from '../statusline/refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
+import { TOOL_WORDING } from '../util/wording.ts';
 import type { JobSummary, TaskState } from './job-file.ts';
 import type { RecordedGit } from './worktree.ts';
 import type { ResourceLimits } from '../agent/sandbox/index.ts';
@@ -125,13 +126,13 @@ export function jobDir(dataHome: string, id: string): string {
   return join(jobsDir(dataHome), id);
 }
 
-export function readJob(dataHome: string, id: string): JobFile {
+export function readJob(dataHome: string, id: string, wording = TOOL_WORDING): JobFile {
   try {
     return JSON.parse(readFileSync(join(jobDir(dataHome, id), 'job.json'), 'utf8')) as JobFile;
   } catch (error) {
     if (error instanceof UserError) throw error;
     throw new UserError(
-      `No task ${id} (it may have been cleaned up). Call task_status to list tasks.`,
+      `No task ${id} (it may have been cleaned up). List them with ${wording.listTasks}.`,
     );
   }
 }

@@ -1,5 +1,6 @@
 import type { JobFile } from './job-store.ts';
 import type { TaskResultFile } from './finish-task.ts';
+import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 
 const MAX_LINE = 160;
 
@@ -14,21 +15,21 @@ function age(iso: string | undefined, now: number): string {
 }
 
 /** One line of at most 160 characters: the task's state and what to do about it. */
-export function statusLine(job: JobFile, now = Date.now()): string {
+export function statusLine(job: JobFile, now = Date.now(), wording = TOOL_WORDING): string {
   let line: string;
   switch (job.state) {
     case 'needs_input':
-      line = `${job.id} needs_input: ${JSON.stringify(job.question ?? '')} → task_answer`;
+      line = `${job.id} needs_input: ${JSON.stringify(job.question ?? '')} → ${wording.answer(job.id)}`;
       break;
     case 'queued':
     case 'running':
       line = `${job.id} ${job.state} step ${job.step}/${job.maxTurns} · ${job.activity ?? 'starting'} · ${age(job.lastEventAt, now)} ago`;
       break;
     case 'done':
-      line = `${job.id} done ${job.verdict ?? ''}${job.review ? ` · review ${job.review.verdict}` : ''} · ${job.filesTouched.length} files · $${job.costUsd.toFixed(3)} → task_result ${job.id}`;
+      line = `${job.id} done ${job.verdict ?? ''}${job.review ? ` · review ${job.review.verdict}` : ''} · ${job.filesTouched.length} files · $${job.costUsd.toFixed(3)} → ${wording.result(job.id)}`;
       break;
     default:
-      line = `${job.id} ${job.state}: ${job.error ?? ''} → task_result ${job.id}`;
+      line = `${job.id} ${job.state}: ${job.error ?? ''} → ${wording.result(job.id)}`;
   }
   // A task whose commands ran outside the OS sandbox says so on every line, never cut off.
   const mark = job.sandboxed === false ? ' · unsandboxed' : '';
@@ -53,6 +54,7 @@ export function resultText(
   job: JobFile,
   result: TaskResultFile,
   patch: string | undefined,
+  wording: Wording = TOOL_WORDING,
 ): string {
   const verification = result.verification;
   const lines = [
@@ -85,7 +87,7 @@ export function resultText(
     patch ? `patch:\n${patch}` : '',
     result.mergeHow ? `to take the work:\n${indent(result.mergeHow)}` : '',
     result.salvageError ? `salvage failed: ${result.salvageError}` : '',
-    `when done reviewing: task_cleanup ${job.id}`,
+    `when done reviewing: ${wording.cleanup(job.id)}`,
   ];
   return lines.filter(Boolean).join('\n');
 }

@@ -1,9 +1,14 @@
 import { readJob, listJobs, isTerminal, type JobFile } from './job-store.ts';
 import { reconcileJob } from './reconcile.ts';
+import { TOOL_WORDING } from '../util/wording.ts';
 
 /** A task, reconciled with reality (dead or overdue workers are found here). */
-export async function getTask(dataHome: string, id: string): Promise<JobFile> {
-  return reconcileJob(dataHome, readJob(dataHome, id));
+export async function getTask(
+  dataHome: string,
+  id: string,
+  wording = TOOL_WORDING,
+): Promise<JobFile> {
+  return reconcileJob(dataHome, readJob(dataHome, id, wording));
 }
 
 /** This project's tasks that are active or ended but not yet reviewed, reconciled. */

@@ -17,16 +17,7 @@ export const taskCancelTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { finishTask, getTask, isTerminal, killTask, readJob, statusLine } = await loadEngines();
-    const job = await getTask(context.dataHome, input.task_id);
-    if (isTerminal(job.state)) return `${statusLine(job)} (already ended)`;
-    await killTask(job);
-    // Children started after the first look are in the job file now; kill those too.
-    await killTask(readJob(context.dataHome, job.id));
-    await finishTask(context.dataHome, job.id, {
-      state: 'cancelled',
-      error: 'cancelled by the supervisor',
-    });
-    return `${statusLine(readJob(context.dataHome, job.id))}\nWork salvaged; see task_result ${job.id}.`;
+    const { cancelTask } = await loadEngines();
+    return cancelTask(context.dataHome, input.task_id);
   },
 });

@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 import { loadEngines } from '../load-engines.ts';
 import { defineTool } from './define-tool.ts';
-
-const INLINE_PATCH_BYTES = 4_000;
 
 export const taskResultTool = defineTool({
   name: 'task_result',
@@ -26,21 +23,10 @@ export const taskResultTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { ensureResult, getTask, isTerminal, resultText, statusLine, updateJob } =
-      await loadEngines();
-    const job = await getTask(context.dataHome, input.task_id);
-    if (!isTerminal(job.state))
-      return `${statusLine(job)}\nStill running; the result comes when it ends.`;
-    const result = await ensureResult(context.dataHome, job);
-    const showPatch =
-      result.patchPath && (input.include_patch || result.patchBytes <= INLINE_PATCH_BYTES);
-    const patch =
-      showPatch && result.patchPath && result.patchBytes > 0
-        ? readFileSync(result.patchPath, 'utf8')
-        : undefined;
-    await updateJob(context.dataHome, job.id, (current) =>
-      current.reviewedAt ? undefined : { reviewedAt: new Date().toISOString() },
-    );
-    return resultText(job, result, patch);
+    const { reviewTask } = await loadEngines();
+    const review = await reviewTask(context.dataHome, input.task_id, {
+      includePatch: input.include_patch ?? false,
+    });
+    return review.text;
   },
 });

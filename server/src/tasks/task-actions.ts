@@ -1,0 +1,125 @@
+/**
+ * What task_result, task_cancel and task_cleanup do, shared with `delegate result|cancel|cleanup`:
+ * one implementation, the next step named in the caller's wording.
+ */
+import { readFileSync, realpathSync, rmSync } from 'node:fs';
+import { UserError } from '../util/user-error.ts';
+import { TOOL_WORDING, type Wording } from '../util/wording.ts';
+import { ensureResult, finishTask, type TaskResultFile } from './finish-task.ts';
+import { isTerminal, jobDir, listJobs, readJob, updateJob, type JobFile } from './job-store.ts';
+import { killTask } from './reconcile.ts';
+import { resultText, statusLine } from './task-format.ts';
+import { getTask } from './task-queries.ts';
+import { removeWorktree } from './worktree.ts';
+
+const INLINE_PATCH_BYTES = 4_000;
+
+export interface TaskReview {
+  job: JobFile;
+  /** Absent while the task runs. */
+  result?: TaskResultFile;
+  patch?: string;
+  text: string;
+}
+
+/** An ended task's result (patch inline when small or asked for); marks the task reviewed. */
+export async function reviewTask(
+  dataHome: string,
+  id: string,
+  options: { includePatch?: boolean; wording?: Wording } = {},
+): Promise<TaskReview> {
+  const wording = options.wording ?? TOOL_WORDING;
+  const job = await getTask(dataHome, id, wording);
+  if (!isTerminal(job.state)) {
+    return {
+      job,
+      text: `${statusLine(job, Date.now(), wording)}\nStill running; the result comes when it ends.`,
+    };
+  }
+  const result = await ensureResult(dataHome, job);
+  const showPatch =
+    result.patchPath && (options.includePatch || result.patchBytes <= INLINE_PATCH_BYTES);
+  const patch =
+    showPatch && result.patchPath && result.patchBytes > 0
+      ? readFileSync(result.patchPath, 'utf8')
+      : undefined;
+  await updateJob(dataHome, job.id, (current) =>
+    current.reviewedAt ? undefined : { reviewedAt: new Date().toISOString() },
+  );
+  return {
+    job,
+    result,
+    ...(patch === undefined ? {} : { patch }),
+    text: resultText(job, result, patch, wording),
+  };
+}
+
+/** Kills the worker and all it started, salvages its work and marks it cancelled. */
+export async function cancelTask(
+  dataHome: string,
+  id: string,
+  wording = TOOL_WORDING,
+): Promise<string> {
+  const job = await getTask(dataHome, id, wording);
+  if (isTerminal(job.state)) return `${statusLine(job, Date.now(), wording)} (already ended)`;
+  await killTask(job);
+  // Children started after the first look are in the job file now; kill those too.
+  await killTask(readJob(dataHome, job.id));
+  await finishTask(dataHome, job.id, { state: 'cancelled', error: 'cancelled by the supervisor' });
+  const ended = statusLine(readJob(dataHome, job.id), Date.now(), wording);
+  return `${ended}\nWork salvaged; see ${wording.result(job.id)}.`;
+}
+
+export interface CleanupRequest {
+  taskId?: string;
+  allFinished?: boolean;
+  keepBranch?: boolean;
+  wording?: Wording;
+}
+
+/** Removes ended tasks' worktrees, branches (unless unmerged or kept) and files. */
+export async function cleanupTasks(
+  dataHome: string,
+  projectDir: string,
+  request: CleanupRequest,
+): Promise<string> {
+  const wording = request.wording ?? TOOL_WORDING;
+  if (!request.taskId && !request.allFinished)
+    throw new UserError('Pass task_id, or all_finished: true.');
+  const project = realpathSync(projectDir);
+  const jobs = request.taskId
+    ? [await getTask(dataHome, request.taskId, wording)]
+    : listJobs(dataHome).filter((job) => job.project === project && isTerminal(job.state));
+  const lines = [];
+  for (const job of jobs)
+    lines.push(await cleanOne(dataHome, job, request.keepBranch ?? false, wording));
+  return lines.length ? lines.join('\n') : 'No ended tasks to clean up.';
+}
+
+async function cleanOne(
+  dataHome: string,
+  job: JobFile,
+  keepBranch: boolean,
+  wording: Wording,
+): Promise<string> {
+  if (!isTerminal(job.state)) {
+    throw new UserError(
+      `${job.id} is ${job.state}; cancel it with ${wording.cancel(job.id)} before cleaning it up.`,
+    );
+  }
+  let note = '';
+  if (job.isolation === 'worktree' && job.repoDir && job.branch && job.worktreePath) {
+    const removed = await removeWorktree({
+      repoDir: job.repoDir,
+      ...(job.git ? { commonDir: job.git.commonDir } : {}),
+      worktreePath: job.worktreePath,
+      branch: job.branch,
+      keepBranch,
+    });
+    note = removed.branchDeleted
+      ? `; branch ${job.branch} deleted`
+      : `; branch ${job.branch} kept${removed.note ? ` (${removed.note})` : ''}`;
+  }
+  rmSync(jobDir(dataHome, job.id), { recursive: true, force: true });
+  return `${job.id}: cleaned up${note}`;
+}

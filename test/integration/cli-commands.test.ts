@@ -1,0 +1,128 @@
+import { execFile } from 'node:child_process';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CLI_BUNDLE } from '../helpers/cli-process.ts';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { settleWorkers } from '../helpers/processes.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskIdOf } from '../helpers/wait.ts';
+
+let world: TempEnv;
+let fake: FakeProvider | undefined;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+});
+afterEach(async () => {
+  await server?.close();
+  await settleWorkers(world.dataHome);
+  await fake?.close();
+  server = undefined;
+  fake = undefined;
+  world.cleanup();
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI_BUNDLE, ...args],
+      { cwd: world.project, env: world.env, encoding: 'utf8' },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('delegate --version and --help', () => {
+  it('--version and -V print the version and exit 0', async () => {
+    for (const flag of ['--version', '-V']) {
+      const run = await cli(flag);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^delegate \d+\.\d+\.\d+\S*\n$/);
+    }
+  });
+
+  it('every command listed by --help has its own --help: usage, what it does, exit 0', async () => {
+    const overview = await cli('--help');
+    expect(overview.code).toBe(0);
+    const names = [...overview.stdout.matchAll(/^ {2}delegate ([a-z-]+)/gm)].map((m) => m[1]!);
+    expect(names).toEqual(expect.arrayContaining(['run', 'tasks', 'result', 'cancel', 'cleanup']));
+    for (const name of names) {
+      for (const flag of ['--help', '-h']) {
+        const run = await cli(name, flag);
+        expect(run.code, `${name} ${flag}: ${run.stderr}`).toBe(0);
+        expect(run.stderr).toBe('');
+        expect(run.stdout).toMatch(
+          new RegExp(`^Usage: delegate ${name}\\b.*\\n\\n\\S.+\\.\\n\\n\\S`),
+        );
+      }
+    }
+  });
+
+  it('an unknown option is one readable line and exit 2', async () => {
+    for (const name of ['run', 'tasks', 'result', 'cancel', 'cleanup', 'wait']) {
+      const run = await cli(name, '--bogus');
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(
+        `delegate ${name}: unknown option --bogus (see delegate ${name} --help)\n`,
+      );
+    }
+  });
+});
+
+describe('delegate tasks, result, cancel, cleanup', () => {
+  it('tasks --json with no tasks prints []', async () => {
+    const run = await cli('tasks', '--json');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([]);
+  });
+
+  it('cancel, result and cleanup act on a real task and name delegate commands', async () => {
+    initRepository(world.project, BROKEN_ADD_PROJECT);
+    fake = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+    });
+    server = await startServer(world.env);
+    const id = taskIdOf((await server.callText('task_start', { task: 'slow' })).text);
+
+    const listed = await cli('tasks', '--json');
+    expect(JSON.parse(listed.stdout)).toMatchObject([{ id, reviewed: false }]);
+    const refused = await cli('cleanup', id);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`cancel it with delegate cancel ${id} before cleaning it up`);
+
+    const cancelled = await cli('cancel', id);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toMatch(new RegExp(`^${id} cancelled: .*→ delegate result ${id}`));
+    expect(cancelled.stdout).toContain(`Work salvaged; see delegate result ${id}.`);
+    expect(cancelled.stdout).not.toMatch(/task_(result|cleanup|cancel|status)/);
+
+    const text = await cli('result', id);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`when done reviewing: delegate cleanup ${id}`);
+    expect(text.stdout).not.toMatch(/task_(result|cleanup|cancel|status)/);
+    const json = await cli('result', id, '--json', '--patch');
+    expect(JSON.parse(json.stdout)).toMatchObject({ id, state: 'cancelled', ended: true });
+    expect(JSON.parse((await cli('tasks', '--json')).stdout)).toMatchObject([
+      { id, reviewed: true },
+    ]);
+
+    const cleaned = await cli('cleanup', id);
+    expect(cleaned.code, cleaned.stderr).toBe(0);
+    expect(cleaned.stdout).toMatch(new RegExp(`^${id}: cleaned up`));
+    expect(JSON.parse((await cli('tasks', '--json')).stdout)).toEqual([]);
+    const gone = await cli('result', id);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('List them with delegate tasks.');
+    expect((await cli('cleanup', '--all-finished')).stdout).toBe('No ended tasks to clean up.\n');
+  });
+});
