@@ -324,6 +324,40 @@ describe('snapshot of the working tree', () => {
     expect(await snapshotWorkingTree(await recordGit(empty))).toBeUndefined();
   });
 
+  it("cleanup deletes a branch still at the snapshot, and keeps one with the worker's commit", async () => {
+    writeFileSync(join(repo, 'keep.txt'), 'edited\n');
+    const { commit } = (await snapshotWorkingTree(await recordGit(repo)))!;
+    await createWorktree({ repoDir: repo, worktreePath, branch: BRANCH, baseRef: commit });
+    const untouched = await removeWorktree({
+      repoDir: repo,
+      worktreePath,
+      branch: BRANCH,
+      snapshotBase: commit,
+    });
+    expect(untouched).toMatchObject({ worktreeRemoved: true, branchDeleted: true });
+    const created = await createWorktree({
+      repoDir: repo,
+      worktreePath,
+      branch: BRANCH,
+      baseRef: commit,
+    });
+    writeFileSync(join(created.path, 'work.txt'), 'work\n');
+    await snapshotWork({
+      repository: created.git,
+      baseCommit: commit,
+      message: 'work',
+      patchPath: join(root, 'patch.diff'),
+    });
+    const worked = await removeWorktree({
+      repoDir: repo,
+      worktreePath,
+      branch: BRANCH,
+      snapshotBase: commit,
+    });
+    expect(worked).toMatchObject({ worktreeRemoved: true, branchDeleted: false });
+    expect(run(repo, 'show', `${BRANCH}:work.txt`)).toBe('work');
+  });
+
   it('gives merge instructions that apply the patch onto the uncommitted changes', () => {
     const text = mergeInstructions({
       repoDir: '/work/repo',

@@ -234,12 +234,14 @@ async function settleBranch(
   root: string,
   branch: string,
   keepBranch: boolean,
-  options: GitOptions,
+  options: GitOptions & { snapshotBase?: string | undefined },
 ): Promise<{ branchDeleted: boolean; note?: string }> {
   const tip = await resolveCommit(root, `refs/heads/${branch}`, options);
   if (!tip) return { branchDeleted: false };
   if (keepBranch) return { branchDeleted: false, note: `Branch ${branch} kept as asked.` };
+  // A branch still at the snapshot of the user's uncommitted changes holds no work of its own.
   const isMerged =
+    tip === options.snapshotBase ||
     (await tryGit(root, ['merge-base', '--is-ancestor', tip, 'HEAD'], options)) !== undefined;
   if (!isMerged) {
     const note = `Branch ${branch} kept: it has commits not merged into the current HEAD; delete it with \`git branch -D ${branch}\` once you no longer need them.`;
@@ -260,6 +262,8 @@ async function settleBranch(
  * Never touches any other branch. Idempotent: a worktree or branch already gone is fine;
  * `worktreeRemoved` says whether this call removed a registered worktree. With the task's
  * recorded `commonDir`, git is pointed at it rather than finding it from `repoDir`.
+ * `snapshotBase`: the snapshot commit of the user's uncommitted changes the task started from
+ * (on no branch); a branch still there has nothing unmerged.
  */
 export async function removeWorktree(options: {
   repoDir: string;
@@ -267,6 +271,7 @@ export async function removeWorktree(options: {
   worktreePath: string;
   branch: string;
   keepBranch?: boolean;
+  snapshotBase?: string;
 }): Promise<{ worktreeRemoved: boolean; branchDeleted: boolean; note?: string }> {
   const root = options.commonDir ? options.repoDir : await repositoryRoot(options.repoDir);
   const pinned: GitOptions = options.commonDir
@@ -275,7 +280,10 @@ export async function removeWorktree(options: {
   await assertBranchName(root, options.branch);
   const worktreeRemoved = await removeRegisteredWorktree(root, options.worktreePath, pinned);
   const keep = options.keepBranch ?? false;
-  const branch = await settleBranch(root, options.branch, keep, pinned);
+  const branch = await settleBranch(root, options.branch, keep, {
+    ...pinned,
+    snapshotBase: options.snapshotBase,
+  });
   return { worktreeRemoved, ...branch };
 }
 
