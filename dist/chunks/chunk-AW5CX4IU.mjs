@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{isTerminal,listJobs,readJob,reconcileJob}from"./chunk-2PPXDX4E.mjs";async function getTask(dataHome,id){return reconcileJob(dataHome,readJob(dataHome,id))}async function projectTasks(dataHome,project){let jobs=listJobs(dataHome).filter(job=>job.project===project);return(await Promise.all(jobs.map(job=>reconcileJob(dataHome,job)))).filter(job=>!isTerminal(job.state)||!job.reviewedAt&&job.state!=="cancelled")}export{getTask,projectTasks};
