@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -146,5 +146,90 @@ describe('tasks through the MCP tools', () => {
     });
     expect(outside.isError).toBe(true);
     expect(outside.text).toMatch(/workdir "\.\." resolves to .*, outside the project/);
+  });
+});
+
+describe('where a worktree task starts', () => {
+  /** What the user could lose: index, stash list, status and the files of the checkout. */
+  function userState(): string[] {
+    const index = readFileSync(join(world.project, '.git', 'index')).toString('base64');
+    const files = ['src/add.js', 'test.js', 'staged.txt', 'notes.txt', 'debug.log'].map((name) =>
+      existsSync(join(world.project, name)) ? readFileSync(join(world.project, name), 'utf8') : '-',
+    );
+    return [
+      index,
+      git(world.project, 'stash', 'list'),
+      git(world.project, 'status', '--porcelain'),
+      ...files,
+    ];
+  }
+
+  it('starts from the uncommitted changes, leaves them alone, and the patch has only the worker change', async () => {
+    writeFileSync(join(world.project, 'src/add.js'), FIXED_ADD); // modified, not staged
+    writeFileSync(join(world.project, 'staged.txt'), 'staged\n');
+    writeFileSync(join(world.project, '.gitignore'), 'debug.log\n');
+    git(world.project, 'add', 'staged.txt', '.gitignore');
+    writeFileSync(join(world.project, 'notes.txt'), 'untracked\n');
+    writeFileSync(join(world.project, 'debug.log'), 'ignored\n');
+    const before = userState();
+    const head = git(world.project, 'rev-parse', 'HEAD');
+    const handle = await startWith([
+      use('write_file', { path: 'worker.txt', content: 'from the worker\n' }),
+      { text: 'Added worker.txt.' },
+    ]);
+    // Passes only with the uncommitted add.js, the staged file and the untracked one; no ignored one.
+    const check = 'node test.js && test -f staged.txt && test -f notes.txt && test ! -e debug.log';
+    const started = await handle.callText('task_start', {
+      task: 'Add worker.txt',
+      test_command: check,
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    expect(started.text).toContain(
+      'started from your uncommitted changes (4 files); base_branch "HEAD" starts from the last commit instead',
+    );
+    expect(started.text).toContain('(passes before any change)');
+    await pollTaskStatus(handle, id, /done|failed|lost|timeout/);
+    const result = await handle.callText('task_result', { task_id: id });
+    expect(result.text).toContain('verdict: passed');
+    expect(result.text).toContain('files changed (1): A worker.txt');
+    expect(result.text).toContain('started from your uncommitted changes');
+    expect(result.text).not.toContain('merge --no-ff');
+
+    const job = JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
+    expect(job.uncommittedAtStart).toEqual({ head, files: 4 });
+    expect(git(world.project, 'rev-parse', `${job.baseCommit}^`)).toBe(head);
+    const patch = readFileSync(join(world.dataHome, 'jobs', id, 'patch.diff'), 'utf8');
+    expect(patch).toContain('worker.txt');
+    expect(patch).not.toMatch(/add\.js|staged\.txt|notes\.txt/);
+    expect(userState()).toEqual(before);
+    expect(git(world.project, 'rev-parse', 'HEAD')).toBe(head);
+    // The patch applies onto the uncommitted changes, as the instructions say.
+    git(world.project, 'apply', join(world.dataHome, 'jobs', id, 'patch.diff'));
+    expect(readFileSync(join(world.project, 'worker.txt'), 'utf8')).toBe('from the worker\n');
+  });
+
+  it('base_branch starts from the commit as before; a repository with no commits is refused, leaving nothing', async () => {
+    writeFileSync(join(world.project, 'src/add.js'), FIXED_ADD);
+    const handle = await startWith([{ text: 'Nothing.' }, { text: 'Nothing.' }]);
+    const fromHead = await handle.callText('task_start', {
+      task: 'Look',
+      base_branch: 'HEAD',
+      test_command: 'node test.js',
+    });
+    expect(fromHead.text).not.toContain('uncommitted');
+    expect(fromHead.text).toContain('(fails before any change)');
+
+    rmSync(join(world.project, '.git'), { recursive: true, force: true });
+    git(world.project, 'init', '-q', '-b', 'main');
+    const jobsBefore = readdirSync(join(world.dataHome, 'jobs'));
+    const refused = await handle.callText('task_start', { task: 'Look' });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain('has no commits yet');
+    expect(refused.text).toContain('isolation: "none"');
+    expect(refused.text).not.toContain('internal error');
+    expect(readdirSync(join(world.dataHome, 'jobs'))).toEqual(jobsBefore);
+    expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
+    expect(git(world.project, 'worktree', 'list')).not.toContain('worktrees');
   });
 });

@@ -23,6 +23,7 @@ import {
   repositoryRoot,
   snapshotWork,
 } from '../../server/src/tasks/worktree.ts';
+import { snapshotWorkingTree } from '../../server/src/tasks/working-tree.ts';
 
 const BRANCH = 'delegate/t_abc123';
 const BINARY = Buffer.from([0, 1, 2, 255, 254, 0, 10, 13, 0]);
@@ -273,5 +274,101 @@ describe('worktree lifecycle', () => {
     expect(text).toContain(`git -C '/work/my repo' merge --no-ff ${BRANCH}`);
     expect(text).toContain(`cherry-pick abc123..${BRANCH}`);
     expect(text).toContain('apply /data/jobs/t_abc123/patch.diff');
+  });
+});
+
+describe('snapshot of the working tree', () => {
+  /** Everything the user could lose: index, stash list, status and file contents. */
+  function userState(): string[] {
+    const index = readFileSync(join(repo, '.git', 'index')).toString('base64');
+    const files = ['keep.txt', 'staged.txt', 'new.txt', 'build.log', '.gitignore'].map((name) =>
+      existsSync(join(repo, name)) ? readFileSync(join(repo, name), 'utf8') : '-',
+    );
+    return [index, run(repo, 'stash', 'list'), run(repo, 'status', '--porcelain'), ...files];
+  }
+
+  it('is a commit on HEAD of what the user sees, leaving index, stash and files alone', async () => {
+    writeFileSync(join(repo, '.gitignore'), 'build.log\n');
+    writeFileSync(join(repo, 'staged.txt'), 'staged\n');
+    run(repo, 'add', '.gitignore', 'staged.txt');
+    writeFileSync(join(repo, 'keep.txt'), 'line 1\nedited, not staged\n');
+    writeFileSync(join(repo, 'new.txt'), 'untracked\n');
+    writeFileSync(join(repo, 'build.log'), 'ignored\n');
+    unlinkSync(join(repo, 'gone.txt'));
+    const before = userState();
+    const head = run(repo, 'rev-parse', 'HEAD');
+
+    const snapshot = await snapshotWorkingTree(await recordGit(repo));
+
+    expect(snapshot).toMatchObject({ head, files: 5 });
+    const commit = snapshot!.commit;
+    expect(run(repo, 'rev-parse', `${commit}^`)).toBe(head);
+    expect(run(repo, 'show', `${commit}:keep.txt`)).toBe('line 1\nedited, not staged');
+    expect(run(repo, 'show', `${commit}:staged.txt`)).toBe('staged');
+    expect(run(repo, 'show', `${commit}:new.txt`)).toBe('untracked');
+    const tree = run(repo, 'ls-tree', '-r', '--name-only', commit).split('\n');
+    expect(tree.sort()).toEqual(['.gitignore', 'keep.txt', 'new.txt', 'staged.txt']);
+    expect(userState()).toEqual(before);
+    expect(run(repo, 'branch', '--contains', commit)).toBe('');
+    expect(existsSync(join(root, 'hook-ran'))).toBe(false);
+  });
+
+  it('is undefined for a clean checkout (ignored files aside) and a repository without commits', async () => {
+    writeFileSync(join(repo, '.git', 'info', 'exclude'), 'build.log\n');
+    writeFileSync(join(repo, 'build.log'), 'ignored\n');
+    expect(await snapshotWorkingTree(await recordGit(repo))).toBeUndefined();
+    const empty = join(root, 'empty');
+    mkdirSync(empty);
+    run(empty, 'init', '--quiet');
+    writeFileSync(join(empty, 'a.txt'), 'a\n');
+    expect(await snapshotWorkingTree(await recordGit(empty))).toBeUndefined();
+  });
+
+  it("cleanup deletes a branch still at the snapshot, and keeps one with the worker's commit", async () => {
+    writeFileSync(join(repo, 'keep.txt'), 'edited\n');
+    const { commit } = (await snapshotWorkingTree(await recordGit(repo)))!;
+    await createWorktree({ repoDir: repo, worktreePath, branch: BRANCH, baseRef: commit });
+    const untouched = await removeWorktree({
+      repoDir: repo,
+      worktreePath,
+      branch: BRANCH,
+      snapshotBase: commit,
+    });
+    expect(untouched).toMatchObject({ worktreeRemoved: true, branchDeleted: true });
+    const created = await createWorktree({
+      repoDir: repo,
+      worktreePath,
+      branch: BRANCH,
+      baseRef: commit,
+    });
+    writeFileSync(join(created.path, 'work.txt'), 'work\n');
+    await snapshotWork({
+      repository: created.git,
+      baseCommit: commit,
+      message: 'work',
+      patchPath: join(root, 'patch.diff'),
+    });
+    const worked = await removeWorktree({
+      repoDir: repo,
+      worktreePath,
+      branch: BRANCH,
+      snapshotBase: commit,
+    });
+    expect(worked).toMatchObject({ worktreeRemoved: true, branchDeleted: false });
+    expect(run(repo, 'show', `${BRANCH}:work.txt`)).toBe('work');
+  });
+
+  it('gives merge instructions that apply the patch onto the uncommitted changes', () => {
+    const text = mergeInstructions({
+      repoDir: '/work/repo',
+      branch: BRANCH,
+      baseCommit: 'abc123',
+      patchPath: '/data/patch.diff',
+      isFromUncommitted: true,
+    });
+    expect(text).toContain('started from your uncommitted changes');
+    expect(text).toContain('git -C /work/repo apply /data/patch.diff');
+    expect(text).toContain(`cherry-pick abc123..${BRANCH}`);
+    expect(text).not.toContain('merge --no-ff');
   });
 });

@@ -196,6 +196,7 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
           branch: job.branch,
           baseCommit: job.baseCommit,
           patchPath,
+          isFromUncommitted: job.uncommittedAtStart !== undefined,
         }),
       };
     }

@@ -50,7 +50,13 @@ export interface JobFile extends JobSummary {
   /** What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`). */
   gitProblems?: { tampered: string[]; damaged: string[] };
   branch?: string;
+  /** The commit the worktree started from: HEAD, base_branch, or the snapshot below. */
   baseCommit?: string;
+  /**
+   * Set when the worktree started from the user's uncommitted changes: `baseCommit` is then a
+   * snapshot commit on no branch, on top of `head`, differing from it in `files` files.
+   */
+  uncommittedAtStart?: { head: string; files: number };
   testCommand?: string;
   /** After a failing test run, how many more attempts the worker gets (with the output). */
   fixRounds?: number;

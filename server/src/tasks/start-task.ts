@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
   DEFAULT_LIMITS,
@@ -34,8 +34,8 @@ import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
-import { findGitMetadata } from './git-integrity.ts';
-import { createWorktree, isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
+import { inPlace, makeWorktree } from './task-place.ts';
+import { isGitRepository } from './worktree.ts';
 
 export interface StartTaskInput {
   task: string;
@@ -107,11 +107,12 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
   const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
   if (cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
   const id = newTaskId();
-  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
   const place =
     isolation === 'worktree'
-      ? await makeWorktree(id, workdir, input.baseBranch, context)
+      ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
       : await inPlace(workdir);
+  // Only now: a refused start leaves no job folder behind.
+  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
   const now = new Date().toISOString();
   const job: JobFile = {
     id,
@@ -235,45 +236,6 @@ function lookupAgent(name: string, context: EngineContext): AgentDefinition {
   if (!agent)
     throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
   return agent;
-}
-
-async function makeWorktree(
-  id: string,
-  workdir: string,
-  baseBranch: string | undefined,
-  context: EngineContext,
-): Promise<
-  Pick<JobFile, 'workdir' | 'repoDir' | 'worktreePath' | 'branch' | 'baseCommit' | 'git'>
-> {
-  const repoDir = await repositoryRoot(workdir);
-  const worktreePath = join(context.dataHome, 'worktrees', basename(repoDir), id);
-  const created = await createWorktree({
-    repoDir,
-    worktreePath,
-    branch: `delegate/${id}`,
-    ...(baseBranch ? { baseRef: baseBranch } : {}),
-  });
-  return {
-    workdir: join(created.path, relative(repoDir, workdir)),
-    repoDir,
-    worktreePath: created.path,
-    branch: created.branch,
-    baseCommit: created.baseCommit,
-    git: created.git,
-  };
-}
-
-/**
- * An in-place task in a repository: where its git metadata is, and the repositories already
- * inside its directory (the user's own; any other one at the end was made by the worker).
- */
-async function inPlace(
-  workdir: string,
-): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart'>> {
-  if (!(await isGitRepository(workdir))) return { workdir };
-  const git = await recordGit(workdir);
-  const nested = await findGitMetadata(workdir, join(git.workTree, '.git'));
-  return { workdir, git, nestedGitAtStart: nested.paths };
 }
 
 /** The worker runs detached in its own process group, so it outlives the server and can be killed whole. */

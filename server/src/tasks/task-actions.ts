@@ -115,6 +115,7 @@ async function cleanOne(
       worktreePath: job.worktreePath,
       branch: job.branch,
       keepBranch,
+      ...(job.uncommittedAtStart && job.baseCommit ? { snapshotBase: job.baseCommit } : {}),
     });
     note = removed.branchDeleted
       ? `; branch ${job.branch} deleted`

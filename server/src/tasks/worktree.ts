@@ -1,5 +1,4 @@
-import { copyFile, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import {
   assertBranchName,
@@ -15,6 +14,7 @@ import {
   type PinnedRepository,
 } from './git.ts';
 import { errorMessage } from '../util/user-error.ts';
+import { withIndexCopy, type ScratchIndexOptions } from './working-tree.ts';
 
 export type { ChangeFacts, FileChange, PinnedRepository } from './git.ts';
 
@@ -189,27 +189,15 @@ async function headOrEmptyTree(repository: PinnedRepository): Promise<string> {
 }
 
 /** Runs `action` with a copy of the repository's index where every file is intended-to-add. */
-async function withScratchIndex<T>(
+function withScratchIndex<T>(
   repository: PinnedRepository,
-  action: (options: { repository: PinnedRepository; env: Record<string, string> }) => Promise<T>,
+  action: (options: ScratchIndexOptions) => Promise<T>,
 ): Promise<T> {
-  const root = repository.workTree;
-  const index = resolve(
-    root,
-    (await git(root, ['rev-parse', '--git-path', 'index'], { repository })).trim(),
-  );
-  const scratch = await mkdtemp(join(tmpdir(), 'delegate-index-'));
-  const options = { repository, env: { GIT_INDEX_FILE: join(scratch, 'index') } };
-  try {
-    await copyFile(index, options.env.GIT_INDEX_FILE).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
+  return withIndexCopy(repository, async (options) => {
     // Intent-to-add makes untracked files show up in the diff without storing their content.
-    await git(root, ['add', '--all', '--intent-to-add'], options);
-    return await action(options);
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+    await git(repository.workTree, ['add', '--all', '--intent-to-add'], options);
+    return action(options);
+  });
 }
 
 /** A path as git lists it: symlinks resolved as far as the path exists. */
@@ -246,12 +234,14 @@ async function settleBranch(
   root: string,
   branch: string,
   keepBranch: boolean,
-  options: GitOptions,
+  options: GitOptions & { snapshotBase?: string | undefined },
 ): Promise<{ branchDeleted: boolean; note?: string }> {
   const tip = await resolveCommit(root, `refs/heads/${branch}`, options);
   if (!tip) return { branchDeleted: false };
   if (keepBranch) return { branchDeleted: false, note: `Branch ${branch} kept as asked.` };
+  // A branch still at the snapshot of the user's uncommitted changes holds no work of its own.
   const isMerged =
+    tip === options.snapshotBase ||
     (await tryGit(root, ['merge-base', '--is-ancestor', tip, 'HEAD'], options)) !== undefined;
   if (!isMerged) {
     const note = `Branch ${branch} kept: it has commits not merged into the current HEAD; delete it with \`git branch -D ${branch}\` once you no longer need them.`;
@@ -272,6 +262,8 @@ async function settleBranch(
  * Never touches any other branch. Idempotent: a worktree or branch already gone is fine;
  * `worktreeRemoved` says whether this call removed a registered worktree. With the task's
  * recorded `commonDir`, git is pointed at it rather than finding it from `repoDir`.
+ * `snapshotBase`: the snapshot commit of the user's uncommitted changes the task started from
+ * (on no branch); a branch still there has nothing unmerged.
  */
 export async function removeWorktree(options: {
   repoDir: string;
@@ -279,6 +271,7 @@ export async function removeWorktree(options: {
   worktreePath: string;
   branch: string;
   keepBranch?: boolean;
+  snapshotBase?: string;
 }): Promise<{ worktreeRemoved: boolean; branchDeleted: boolean; note?: string }> {
   const root = options.commonDir ? options.repoDir : await repositoryRoot(options.repoDir);
   const pinned: GitOptions = options.commonDir
@@ -287,7 +280,10 @@ export async function removeWorktree(options: {
   await assertBranchName(root, options.branch);
   const worktreeRemoved = await removeRegisteredWorktree(root, options.worktreePath, pinned);
   const keep = options.keepBranch ?? false;
-  const branch = await settleBranch(root, options.branch, keep, pinned);
+  const branch = await settleBranch(root, options.branch, keep, {
+    ...pinned,
+    snapshotBase: options.snapshotBase,
+  });
   return { worktreeRemoved, ...branch };
 }
 
@@ -296,17 +292,32 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Commands the supervisor runs to take the work: merge the branch, cherry-pick it, or apply the patch. */
+/**
+ * Commands the supervisor runs to take the work: merge the branch, cherry-pick it, or apply the
+ * patch. A task that started from the user's uncommitted changes has a base on no branch:
+ * merging would also bring that snapshot in as a commit, so the patch comes first (it applies
+ * onto those changes still in the checkout) and the cherry-pick copies only the worker's commits.
+ */
 export function mergeInstructions(options: {
   repoDir: string;
   branch: string;
   baseCommit: string;
   patchPath: string;
+  isFromUncommitted?: boolean;
 }): string {
   const inRepo = `git -C ${shellWord(options.repoDir)}`;
+  const apply = `${inRepo} apply ${shellWord(options.patchPath)}`;
+  const pick = `${inRepo} cherry-pick ${shellWord(`${options.baseCommit}..${options.branch}`)}`;
+  if (options.isFromUncommitted) {
+    return [
+      `The task started from your uncommitted changes (base ${options.baseCommit.slice(0, 12)}, on no branch); the patch holds only the worker's changes.`,
+      `Apply the patch:     ${apply}`,
+      `or, once your changes are committed, copy its commits: ${pick}`,
+    ].join('\n');
+  }
   return [
     `Merge the branch:    ${inRepo} merge --no-ff ${shellWord(options.branch)}`,
-    `or copy its commits: ${inRepo} cherry-pick ${shellWord(`${options.baseCommit}..${options.branch}`)}`,
-    `or apply the patch:  ${inRepo} apply ${shellWord(options.patchPath)}`,
+    `or copy its commits: ${pick}`,
+    `or apply the patch:  ${apply}`,
   ].join('\n');
 }

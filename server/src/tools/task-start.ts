@@ -29,7 +29,7 @@ export const taskStartTool = defineTool({
       .string()
       .min(1)
       .optional()
-      .describe('Branch or commit the worktree starts from (default HEAD).'),
+      .describe('Branch or commit to start from (default: HEAD plus your uncommitted changes).'),
     test_command: z
       .string()
       .min(1)
@@ -113,6 +113,17 @@ export const taskStartTool = defineTool({
     const where = current.branch
       ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
       : `in ${current.workdir}`;
-    return [statusLine(current), where, preflight, `poll: task_status ${current.id}`].join('\n');
+    const start = current.uncommittedAtStart
+      ? [
+          `started from your uncommitted changes (${current.uncommittedAtStart.files} files); base_branch "HEAD" starts from the last commit instead`,
+        ]
+      : [];
+    return [
+      statusLine(current),
+      where,
+      ...start,
+      preflight,
+      `poll: task_status ${current.id}`,
+    ].join('\n');
   },
 });

@@ -1,0 +1,77 @@
+import { basename, join, relative } from 'node:path';
+import { UserError } from '../util/user-error.ts';
+import { resolveCommit } from './git.ts';
+import { findGitMetadata } from './git-integrity.ts';
+import type { JobFile } from './job-store.ts';
+import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
+import {
+  createWorktree,
+  isGitRepository,
+  recordGit,
+  repositoryRoot,
+  type RecordedGit,
+} from './worktree.ts';
+
+type WorktreePlace = Pick<
+  JobFile,
+  'workdir' | 'repoDir' | 'worktreePath' | 'branch' | 'baseCommit' | 'git' | 'uncommittedAtStart'
+>;
+
+/**
+ * The task's worktree on branch `delegate/<id>`: from `baseBranch` when given, else from what
+ * the user sees (a snapshot commit of the uncommitted changes on top of HEAD, HEAD when clean).
+ * Refuses, before making anything, a repository with no commit to start from.
+ */
+export async function makeWorktree(
+  id: string,
+  workdir: string,
+  baseBranch: string | undefined,
+  dataHome: string,
+): Promise<WorktreePlace> {
+  const repoDir = await repositoryRoot(workdir);
+  const repository = await recordGit(repoDir);
+  const snapshot = baseBranch ? undefined : await startingPoint(repoDir, repository);
+  if (baseBranch && !(await resolveCommit(repoDir, baseBranch, { repository }))) {
+    throw new UserError(`base_branch "${baseBranch}" does not name a commit in ${repoDir}.`);
+  }
+  const created = await createWorktree({
+    repoDir,
+    worktreePath: join(dataHome, 'worktrees', basename(repoDir), id),
+    branch: `delegate/${id}`,
+    baseRef: baseBranch ?? snapshot?.commit ?? repository.startCommit,
+  });
+  return {
+    workdir: join(created.path, relative(repoDir, workdir)),
+    repoDir,
+    worktreePath: created.path,
+    branch: created.branch,
+    baseCommit: created.baseCommit,
+    git: created.git,
+    ...(snapshot ? { uncommittedAtStart: { head: snapshot.head, files: snapshot.files } } : {}),
+  };
+}
+
+async function startingPoint(
+  repoDir: string,
+  repository: RecordedGit,
+): Promise<WorkingTreeSnapshot | undefined> {
+  if (!repository.startCommit) {
+    throw new UserError(
+      `${repoDir} has no commits yet, so there is nothing to start a worktree from. Make a first commit (git add -A && git commit -m "initial") and start the task again, or pass isolation: "none" to let the task work in place.`,
+    );
+  }
+  return snapshotWorkingTree(repository);
+}
+
+/**
+ * An in-place task in a repository: where its git metadata is, and the repositories already
+ * inside its directory (the user's own; any other one at the end was made by the worker).
+ */
+export async function inPlace(
+  workdir: string,
+): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart'>> {
+  if (!(await isGitRepository(workdir))) return { workdir };
+  const git = await recordGit(workdir);
+  const nested = await findGitMetadata(workdir, join(git.workTree, '.git'));
+  return { workdir, git, nestedGitAtStart: nested.paths };
+}

@@ -1,0 +1,72 @@
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { git, resolveCommit, workerIdentity, type PinnedRepository } from './git.ts';
+
+/** Options for git calls against a throwaway copy of the repository's index. */
+export interface ScratchIndexOptions {
+  repository: PinnedRepository;
+  env: Record<string, string>;
+}
+
+/**
+ * Runs `action` with a private copy of the repository's index (`GIT_INDEX_FILE` in a temp
+ * folder): the index, stash list and working tree the user works with are never written.
+ */
+export async function withIndexCopy<T>(
+  repository: PinnedRepository,
+  action: (options: ScratchIndexOptions) => Promise<T>,
+): Promise<T> {
+  const root = repository.workTree;
+  const index = resolve(
+    root,
+    (await git(root, ['rev-parse', '--git-path', 'index'], { repository })).trim(),
+  );
+  const scratch = await mkdtemp(join(tmpdir(), 'delegate-index-'));
+  const options = { repository, env: { GIT_INDEX_FILE: join(scratch, 'index') } };
+  try {
+    await copyFile(index, options.env.GIT_INDEX_FILE).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+    return await action(options);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** What the user sees, as a commit on top of HEAD, and how many files differ from HEAD. */
+export interface WorkingTreeSnapshot {
+  commit: string;
+  head: string;
+  files: number;
+}
+
+/**
+ * A commit whose tree is the checkout as the user sees it (tracked changes, staged or not, and
+ * untracked files that are not ignored), its parent HEAD; undefined when that is HEAD's tree or
+ * HEAD has no commit. Only objects are written: no ref, index, stash entry or file changes.
+ */
+export async function snapshotWorkingTree(
+  repository: PinnedRepository,
+): Promise<WorkingTreeSnapshot | undefined> {
+  const cwd = repository.workTree;
+  const head = await resolveCommit(cwd, 'HEAD', { repository });
+  if (!head) return undefined;
+  return withIndexCopy(repository, async (options) => {
+    await git(cwd, ['add', '--all'], options);
+    const tree = (await git(cwd, ['write-tree'], options)).trim();
+    const names = await git(
+      cwd,
+      ['diff-tree', '-r', '--no-renames', '--name-only', '-z', head, tree],
+      options,
+    );
+    const files = names.split('\0').filter((name) => name !== '').length;
+    if (files === 0) return undefined;
+    const message = 'delegate: your uncommitted changes when the task started';
+    const commit = await git(cwd, ['commit-tree', tree, '-p', head, '-m', message], {
+      ...options,
+      env: { ...options.env, ...workerIdentity() },
+    });
+    return { commit: commit.trim(), head, files };
+  });
+}
