@@ -6,6 +6,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -22,6 +23,7 @@ import {
   removeWorktree,
   repositoryRoot,
   snapshotWork,
+  workingDiff,
 } from '../../server/src/tasks/worktree.ts';
 import { snapshotWorkingTree } from '../../server/src/tasks/working-tree.ts';
 
@@ -112,6 +114,34 @@ describe('repository queries', () => {
     // Nothing committed or staged: the user's index is untouched.
     expect(run(repo, 'diff', '--cached', '--name-only')).toBe('');
     expect(run(repo, 'rev-list', '--count', 'HEAD')).toBe('1');
+  });
+});
+
+describe('a file rewritten at the same size in the same second as the index ("racily clean")', () => {
+  it('shows in the working diff and the change list, as it does for git itself', async () => {
+    const recorded = await recordGit(repo);
+    const file = join(repo, 'keep.txt');
+    const index = join(repo, '.git', 'index');
+    const second = (ms: number) => Math.floor(ms / 1000);
+    // The index is written, then the file rewritten at the same size, within one second: its
+    // recorded size and times still match, and only git's racy check tells them apart.
+    for (let tries = 0; ; tries += 1) {
+      writeFileSync(file, 'line 1\nline 2\n');
+      run(repo, 'add', 'keep.txt');
+      writeFileSync(file, 'line 1\nLINE 2\n');
+      const { mtimeMs } = statSync(index);
+      const { ctimeMs, mtimeMs: fileMs } = statSync(file);
+      if (second(mtimeMs) === second(ctimeMs) && second(mtimeMs) === second(fileMs)) break;
+      if (tries === 5) throw new Error('could not write the file in the index second');
+    }
+    // A copy made later would carry a later time and trust the stale stat.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(run(repo, 'diff', '--name-only')).toBe('keep.txt');
+    expect(await workingDiff(recorded)).toContain('+LINE 2');
+    expect((await describeChanges(recorded)).filesChanged).toContainEqual({
+      status: 'M',
+      path: 'keep.txt',
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { git, resolveCommit, workerIdentity, type PinnedRepository } from './git.ts';
@@ -25,12 +25,26 @@ export async function withIndexCopy<T>(
   const scratch = await mkdtemp(join(tmpdir(), 'delegate-index-'));
   const options = { repository, env: { GIT_INDEX_FILE: join(scratch, 'index') } };
   try {
-    await copyFile(index, options.env.GIT_INDEX_FILE).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
+    await copyIndex(index, options.env.GIT_INDEX_FILE);
     return await action(options);
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A copy of the index that git reads as it reads the original. Its modification time is the
+ * original's: git trusts a file's recorded size and time only when the file is older than the
+ * index, so a copy with a newer time would take a file rewritten at the same size in the same
+ * second as the index ("racily clean") for unchanged, and a diff would miss real work.
+ */
+async function copyIndex(index: string, copy: string): Promise<void> {
+  try {
+    await copyFile(index, copy);
+    const { atime, mtime } = await stat(index);
+    await utimes(copy, atime, mtime);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 
