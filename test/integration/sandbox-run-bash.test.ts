@@ -123,10 +123,11 @@ describe.runIf(process.platform === 'linux')('run_bash in the OS sandbox', () =>
   });
 
   it('caps the processes of a command: a bounded fork bomb is held at the limit and ends by itself', async () => {
-    // A tree of 255 shells and 128 sleeps, each of its processes named by the nonce; sh (dash)
+    // A tree of 255 shells and 128 two-second sleeps (long enough to be seen on a loaded
+    // machine), each of its processes named by the nonce; sh (dash)
     // gives up on a failed fork at once where bash would retry for half a minute.
     const bomb = (nonce: string) =>
-      `sh -c 'b() { if [ $1 -gt 0 ]; then b $(($1-1)) & b $(($1-1)) & wait; else sleep 0.${nonce}; fi; }; b 7' 2>/dev/null; ulimit -u; echo bomb-over`;
+      `sh -c 'b() { if [ $1 -gt 0 ]; then b $(($1-1)) & b $(($1-1)) & wait; else sleep 2.${nonce}; fi; }; b 7' 2>/dev/null; ulimit -u; echo bomb-over`;
     const peakOf = async (nonce: string, processes: number) => {
       context.sandbox = { ...context.sandbox!, limits: { processes, memoryMb: 8192 } };
       let peak = 0;

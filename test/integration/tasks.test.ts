@@ -139,6 +139,13 @@ describe('tasks through the MCP tools', () => {
     });
     expect(broken.text).toMatch(/failed[\s\S]*preflight: the test command cannot run \(exit 127\)/);
     expect(fake!.requests.length).toBe(before);
+    // Neither task changed anything: no worktree or branch of theirs is left to clean up.
+    expect(quick.text).toContain('nothing changed: worktree and branch delegate/t_');
+    expect(broken.text).toContain('nothing changed: worktree and branch delegate/t_');
+    expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
+    expect(
+      git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
+    ).toHaveLength(1);
     const outside = await handle.callText('task_start', {
       task: 'x',
       workdir: '..',

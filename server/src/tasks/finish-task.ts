@@ -15,7 +15,13 @@ import {
   type ReviewFacts,
   type VerificationFacts,
 } from './job-store.ts';
-import { describeChanges, mergeInstructions, recordStartedTask, snapshotWork } from './worktree.ts';
+import {
+  describeChanges,
+  mergeInstructions,
+  recordStartedTask,
+  removeWorktree,
+  snapshotWork,
+} from './worktree.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
 export interface TaskResultFile {
@@ -35,6 +41,8 @@ export interface TaskResultFile {
   patchBytes: number;
   commit?: string;
   mergeHow?: string;
+  /** What was removed at once because the task changed nothing. */
+  cleanedUp?: string;
   salvageError?: string;
 }
 
@@ -187,6 +195,21 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
         message: `delegate ${job.id}: ${job.task.split('\n')[0]?.slice(0, 60) ?? ''}`,
         patchPath,
       });
+      // Nothing to review or merge: the worktree and its branch go at once (task_cleanup
+      // still removes the job's files).
+      if (snapshot.commit === undefined) {
+        await removeWorktree({
+          repoDir: job.repoDir,
+          commonDir: recorded.commonDir,
+          worktreePath: recorded.workTree,
+          branch: job.branch,
+          ...(job.uncommittedAtStart ? { snapshotBase: job.baseCommit } : {}),
+        });
+        return {
+          ...snapshot,
+          cleanedUp: `nothing changed: worktree and branch ${job.branch} removed`,
+        };
+      }
       return {
         ...snapshot,
         commit: snapshot.commit,

@@ -107,6 +107,8 @@ async function cleanOne(
       `${job.id} is ${job.state}; cancel it with ${wording.cancel(job.id)} before cleaning it up.`,
     );
   }
+  // Its work is salvaged first: cleaning up while the task's end still commits would race it.
+  await ensureResult(dataHome, job);
   let note = '';
   if (job.isolation === 'worktree' && job.repoDir && job.branch && job.worktreePath) {
     const removed = await removeWorktree({
@@ -117,9 +119,12 @@ async function cleanOne(
       keepBranch,
       ...(job.uncommittedAtStart && job.baseCommit ? { snapshotBase: job.baseCommit } : {}),
     });
+    // No note and not deleted: the branch was gone already (a task that changed nothing).
     note = removed.branchDeleted
       ? `; branch ${job.branch} deleted`
-      : `; branch ${job.branch} kept${removed.note ? ` (${removed.note})` : ''}`;
+      : removed.note
+        ? `; branch ${job.branch} kept (${removed.note})`
+        : `; branch ${job.branch} already removed`;
   }
   rmSync(jobDir(dataHome, job.id), { recursive: true, force: true });
   return `${job.id}: cleaned up${note}`;

@@ -86,6 +86,7 @@ export function resultText(
     result.patchPath ? `patch: ${result.patchPath} (${result.patchBytes} bytes)` : '',
     patch ? `patch:\n${patch}` : '',
     result.mergeHow ? `to take the work:\n${indent(result.mergeHow)}` : '',
+    result.cleanedUp ?? '',
     result.salvageError ? `salvage failed: ${result.salvageError}` : '',
     `when done reviewing: ${wording.cleanup(job.id)}`,
   ];

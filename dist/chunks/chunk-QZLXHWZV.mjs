@@ -5,7 +5,7 @@ ${indent(result.review.notes)}`:"",result.error?`error: ${result.error}`:"",`sum
 ${indent(result.summary||"(none)")}`,result.filesChanged.length?`files changed (${result.filesChanged.length}): ${result.filesChanged.map(file=>`${file.status} ${file.path}`).join(", ")}`:"files changed: none",result.diffstat?`diffstat:
 ${indent(result.diffstat)}`:"",`cost: $${job.costUsd.toFixed(4)} \xB7 model: ${job.modelAnswered??job.profile??"?"} \xB7 steps: ${job.step}`,result.patchPath?`patch: ${result.patchPath} (${result.patchBytes} bytes)`:"",patch?`patch:
 ${patch}`:"",result.mergeHow?`to take the work:
-${indent(result.mergeHow)}`:"",result.salvageError?`salvage failed: ${result.salvageError}`:"",`when done reviewing: ${wording.cleanup(job.id)}`].filter(Boolean).join(`
+${indent(result.mergeHow)}`:"",result.cleanedUp??"",result.salvageError?`salvage failed: ${result.salvageError}`:"",`when done reviewing: ${wording.cleanup(job.id)}`].filter(Boolean).join(`
 `)}function indent(text){return text.trimEnd().split(`
 `).map(line=>`  ${line}`).join(`
 `)}export{statusLine,sandboxLine,resultText};
