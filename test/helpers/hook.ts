@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from './mcp-server.ts';
+import { scaledMs } from './timing.ts';
 
 export interface HookRun {
   exitCode: number | null;
@@ -20,7 +21,7 @@ export function runHook(
     input: stdin,
     env,
     encoding: 'utf8',
-    timeout: 10_000,
+    timeout: scaledMs(10_000),
   });
   let json: unknown;
   try {

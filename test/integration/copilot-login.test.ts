@@ -18,6 +18,7 @@ import {
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { settle } from '../helpers/timing.ts';
 
 const API = 'https://api.githubcopilot.com';
 
@@ -111,7 +112,7 @@ describe('provider_key on a copilot profile: the device flow', () => {
         `^Still waiting for the user to approve the GitHub login of profile "cp": open ${github!.url}/login/device and enter the code ${USER_CODE}`,
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await settle(2_500);
     expect(github!.to('POST /login/device/code')).toHaveLength(1);
     const times = github!.to('POST /login/oauth/access_token').map((poll) => poll.at);
     // One poller at the 1 s interval, not two.

@@ -19,6 +19,7 @@ import { isBrokenRunner, runTestCommand } from '../../server/src/tasks/verify.ts
 import { liveProcesses } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 const runBash = FILE_AND_SHELL_TOOLS.find((tool) => tool.name === 'run_bash');
 /**
@@ -104,7 +105,7 @@ describe.runIf(process.platform === 'linux')('run_bash in the OS sandbox', () =>
     const result = await run('sleep 731.5 & sleep 732.5 & wait', 1);
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/^Timed out after 1 s/);
-    expect(result.elapsedMs).toBeLessThan(8_000);
+    expect(result.elapsedMs).toBeLessThan(scaledMs(8_000));
     await waitFor(
       () => liveProcesses(({ commandLine }) => /sleep 73[12]\.5/.test(commandLine)).length === 0,
       SETTLE_MS,
@@ -114,7 +115,7 @@ describe.runIf(process.platform === 'linux')('run_bash in the OS sandbox', () =>
   it('ends background processes when the command ends, and leaves no mount points behind', async () => {
     const result = await run('sleep 733.5 & echo started', 20);
     expect(result.content).toMatch(/^started\n/);
-    expect(result.elapsedMs).toBeLessThan(8_000);
+    expect(result.elapsedMs).toBeLessThan(scaledMs(8_000));
     await waitFor(
       () => liveProcesses(({ commandLine }) => commandLine.includes('sleep 733.5')).length === 0,
       SETTLE_MS,
@@ -152,7 +153,9 @@ describe.runIf(process.platform === 'linux')('run_bash in the OS sandbox', () =>
     expect(capped.peak).toBeLessThanOrEqual(48);
     // The control: the same tree under the default limit forks every process and grows past it.
     const free = await peakOf('7002', DEFAULT_LIMITS.processes);
-    expect(free.result.content).toMatch(new RegExp(`^${DEFAULT_LIMITS.processes}\\nfork failures: 0\\n`));
+    expect(free.result.content).toMatch(
+      new RegExp(`^${DEFAULT_LIMITS.processes}\\nfork failures: 0\\n`),
+    );
     expect(free.peak).toBeGreaterThan(48);
   }, 150_000);
 
