@@ -5,7 +5,8 @@
 //
 //   node scripts/cpu-load.mjs [--workers N] [--seconds S] [-- command args…]
 //
-// With a command after `--`, it runs that command under the load and exits with its code:
+// With a command after `--`, it runs that command under the load and exits with its code; the
+// command gets DELEGATE_TEST_TIME_SCALE=3 unless the variable is set already:
 //   node scripts/cpu-load.mjs -- npx vitest run --project integration
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -13,6 +14,7 @@ import { setInterval } from 'node:timers';
 
 // Each loop also checks now and then that this script still runs, so even a SIGKILL of the
 // script (no handler runs) leaves no loop behind for long.
+const DEFAULT_TIME_SCALE = 3;
 const BUSY_LOOP = `for (let i = 1; ; i++) if (i % 5e7 === 0 && process.ppid !== ${process.pid}) process.exit(0);`;
 
 function parseArguments(argv) {
@@ -79,7 +81,11 @@ if (options.seconds > 0) setTimeout(() => stop(0), options.seconds * 1000);
 
 if (options.command.length > 0) {
   const [file, ...rest] = options.command;
-  const child = spawn(file, rest, { stdio: 'inherit' });
+  // The command runs slower under load: its test windows grow (see test/helpers/timing.ts).
+  const env = { ...process.env };
+  env.DELEGATE_TEST_TIME_SCALE ||= String(DEFAULT_TIME_SCALE);
+  process.stderr.write(`cpu-load: DELEGATE_TEST_TIME_SCALE=${env.DELEGATE_TEST_TIME_SCALE}\n`);
+  const child = spawn(file, rest, { stdio: 'inherit', env });
   child.on('error', (error) => {
     process.stderr.write(`cpu-load: cannot run ${file}: ${error.message}\n`);
     stop(127);
