@@ -152,7 +152,9 @@ describe.runIf(process.platform === 'linux')('run_bash in the OS sandbox', () =>
     expect(capped.peak).toBeLessThanOrEqual(48);
     // The control: the same tree under the default limit forks every process and grows past it.
     const free = await peakOf('7002', DEFAULT_LIMITS.processes);
-    expect(free.result.content).toMatch(new RegExp(`^${DEFAULT_LIMITS.processes}\\nfork failures: 0\\n`));
+    expect(free.result.content).toMatch(
+      new RegExp(`^${DEFAULT_LIMITS.processes}\\nfork failures: 0\\n`),
+    );
     expect(free.peak).toBeGreaterThan(48);
   }, 150_000);
 
