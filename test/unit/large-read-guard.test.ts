@@ -16,7 +16,13 @@ const files = {
   statFile: (path: string) => FILES.get(path)?.size,
   averageLineBytes: (path: string) => FILES.get(path)?.lineBytes ?? 80,
 };
-const SETTINGS: LargeReadSettings = { mode: 'deny', thresholdBytes: 51_200 };
+const SETTINGS: LargeReadSettings = {
+  mode: 'deny',
+  thresholdBytes: 51_200,
+  toolThresholdBytes: {},
+  shouldDigest: true,
+  allowCommands: [],
+};
 
 type Row = [toolInput: Record<string, unknown>, expected: 'allow' | 'deny', note: string];
 

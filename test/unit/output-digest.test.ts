@@ -65,7 +65,7 @@ const SHAPES: [name: string, text: string, mustKeep: string[]][] = [
   [
     'a minified file on one 400 KB line',
     `var a=1;${'x'.repeat(400 * 1024)}`,
-    ['var a=1;', 'chars)'],
+    ['var a=1;', 'chars]… xxx'],
   ],
   [
     'multi-byte text',

@@ -34,3 +34,28 @@ export function averageLineBytes(path: string, sampleBytes = 32 * 1024): number 
     closeSync(fd);
   }
 }
+
+/**
+ * A text file whole when it is at most `maxBytes`, else its first and last halves around a
+ * line saying how much was skipped; undefined when it cannot be read.
+ */
+export function readTextEnds(path: string, maxBytes = 64 * 1024 * 1024): string | undefined {
+  try {
+    const size = statSync(path).size;
+    if (size <= maxBytes) return readFileSync(path, 'utf8');
+    const half = Math.floor(maxBytes / 2);
+    const fd = openSync(path, 'r');
+    try {
+      const head = Buffer.allocUnsafe(half);
+      const tail = Buffer.allocUnsafe(half);
+      const headBytes = readSync(fd, head, 0, half, 0);
+      const tailBytes = readSync(fd, tail, 0, half, size - half);
+      const skipped = size - headBytes - tailBytes;
+      return `${head.subarray(0, headBytes).toString('utf8')}\n[… ${skipped} bytes skipped …]\n${tail.subarray(0, tailBytes).toString('utf8')}`;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}

@@ -1,5 +1,5 @@
 import { extname, isAbsolute, resolve } from 'node:path';
-import type { LargeReadSettings } from '../config/read-settings.ts';
+import { thresholdFor, type LargeReadSettings } from '../config/read-settings.ts';
 import type { classifyBash, StatFile } from './classify-bash.ts';
 import { bashReason, grepReason, readReason } from './deny-reason.ts';
 
@@ -47,11 +47,11 @@ export function guardLargeRead(
   const cwd = typeof input.cwd === 'string' ? input.cwd : process.cwd();
   const reason =
     input.tool_name === 'Read'
-      ? guardRead(toolInput, cwd, settings.thresholdBytes, files)
+      ? guardRead(toolInput, cwd, thresholdFor(settings, 'Read'), files)
       : input.tool_name === 'Bash'
-        ? guardBash(toolInput, cwd, settings.thresholdBytes, files)
+        ? guardBash(toolInput, cwd, thresholdFor(settings, 'Bash'), files)
         : input.tool_name === 'Grep'
-          ? guardGrep(toolInput, cwd, settings.thresholdBytes, files.statFile)
+          ? guardGrep(toolInput, cwd, thresholdFor(settings, 'Grep'), files.statFile)
           : undefined;
   return reason === undefined ? undefined : { decision: settings.mode, reason };
 }

@@ -19,6 +19,7 @@ const NOTABLE_WORDS =
 const NOTABLE_SHAPES = [
   /\b[A-Z]\w*(?:Error|Exception)\b/, // exception class names: ZeroDivisionError, IOException
   /^\s+at\s+\S/, // JavaScript, Java, C#
+  /\bat\s+(?:\S+\s+)?\(?[^\s()]+:\d+(?::\d+)?\)?/, // a JavaScript frame behind a prefix (diff, grep -n)
   /^\s*File ".+", line \d+/, // Python
   /^\s*#\d+\s+0x[0-9a-f]+/i, // C and C++ backtraces
   /^\s*-->\s+\S+:\d+:\d+/, // rustc
@@ -39,6 +40,8 @@ export interface DigestInput {
   savedPath: string;
   thresholdBytes: number;
   limitBytes?: number;
+  /** The number of the output's first line (a Read from line 500 starts at 500). */
+  firstLine?: number;
 }
 
 interface Shown {
@@ -49,14 +52,21 @@ interface Shown {
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
+/** A long line keeps its start and its end (where a minified bundle or a log line ends in the error). */
 function cut(line: string): string {
   const clean = line.replace(/\r$/, '');
   if (clean.length <= MAX_LINE_CHARS) return clean;
-  return `${clean.slice(0, MAX_LINE_CHARS)}… (+${clean.length - MAX_LINE_CHARS} chars)`;
+  const start = Math.round(MAX_LINE_CHARS * 0.7);
+  const end = MAX_LINE_CHARS - start;
+  return `${clean.slice(0, start)} …[${clean.length - MAX_LINE_CHARS} chars]… ${clean.slice(-end)}`;
 }
 
 const render = ({ index, line, count }: Shown) =>
   `${index + 1}: ${line}${count > 1 ? `  (×${count})` : ''}`;
+
+/** Line numbers as the output's own: shifted when it does not start at line 1. */
+const numberedFrom = (firstLine: number) => (entry: Shown) =>
+  render({ ...entry, index: entry.index + firstLine - 1 });
 
 /**
  * Consecutive runs of one line, in order, from `indexes`, each cut to a readable length.
@@ -135,18 +145,19 @@ export function digestOutput(input: DigestInput): string {
   const middle = notableLines(lines, range(headEnd, tailFrom));
   const notable = fitting(middle, room - used);
 
-  const parts = [header, `--- first lines ---`, ...head.map(render)];
+  const show = numberedFrom(input.firstLine ?? 1);
+  const parts = [header, `--- first lines ---`, ...head.map(show)];
   if (middle.length > 0) {
     const more = middle.length - notable.length;
     const total = middle.reduce((sum, entry) => sum + entry.count, 0);
     parts.push(
       `--- ${total} error-like lines in between${more > 0 ? ` (${notable.length} distinct shown, ${more} more distinct left out)` : ''} ---`,
-      ...notable.map(render),
+      ...notable.map(show),
     );
   } else if (tailFrom > headEnd) {
     parts.push(`--- no error-like lines in the ${tailFrom - headEnd} lines in between ---`);
   }
-  if (tail.length > 0) parts.push(`--- last lines ---`, ...tail.map(render));
+  if (tail.length > 0) parts.push(`--- last lines ---`, ...tail.map(show));
   return `${trimTo(parts.join('\n'), limit - bytes(footer) - 1)}\n${footer}`;
 }
 

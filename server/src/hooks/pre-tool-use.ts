@@ -8,7 +8,7 @@
  * treated the same way by Claude Code itself.
  */
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
-import { largeReadSettings, readRawConfigs } from '../config/read-settings.ts';
+import { largeReadSettings, readRawConfigs, thresholdFor } from '../config/read-settings.ts';
 import { mayReadBigFile } from './bash-prefilter.ts';
 import { averageLineBytes, readStdin, regularFileSize } from './hook-io.ts';
 import { guardLargeRead, type PreToolUseInput } from './large-read-guard.ts';
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   // The shell parser is most of the guard's code: load it only for commands that may need it.
   const needsParser =
     typeof command === 'string' &&
-    mayReadBigFile(command, cwd, settings.thresholdBytes, regularFileSize);
+    mayReadBigFile(command, cwd, thresholdFor(settings, 'Bash'), regularFileSize);
   const decision = guardLargeRead(input, settings, {
     statFile: regularFileSize,
     averageLineBytes: (path) => averageLineBytes(path),
