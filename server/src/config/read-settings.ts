@@ -46,14 +46,18 @@ export interface LargeReadSettings {
 
 export const DEFAULT_LARGE_READ_KB = 16;
 /**
- * Read keeps a higher default: the supervisor edits source files, and Edit needs them read
- * (whole reads of a 20–50 KB source file are routine work, not an accident).
+ * Read's threshold, unless set for Read itself, is never below this: the supervisor edits
+ * source files and Edit needs them read, so whole reads of 20–50 KB files are routine work.
  */
-export const DEFAULT_TOOL_THRESHOLD_KB: Readonly<Record<string, number>> = { Read: 50 };
+export const READ_FLOOR_KB = 50;
 
-/** The threshold of one tool's output (see `toolThresholdBytes`). */
+/** The threshold of one tool's output: its own if set, else the general one (Read: at least 50 KB). */
 export function thresholdFor(settings: LargeReadSettings, kind: string): number {
-  return settings.toolThresholdBytes[kind] ?? settings.thresholdBytes;
+  const own = settings.toolThresholdBytes[kind];
+  if (own !== undefined) return own;
+  return kind === 'Read'
+    ? Math.max(settings.thresholdBytes, READ_FLOOR_KB * 1024)
+    : settings.thresholdBytes;
 }
 
 const kilobytes = (raw: unknown, isZeroAllowed = false): number | undefined => {
@@ -71,7 +75,7 @@ export function largeReadSettings(
   let mode: LargeReadMode = 'deny';
   let thresholdKb = DEFAULT_LARGE_READ_KB;
   let shouldDigest = true;
-  const toolKb: Record<string, number> = { ...DEFAULT_TOOL_THRESHOLD_KB };
+  const toolKb: Record<string, number> = {};
   const allowCommands: string[] = [];
   const apply = (rawMode: unknown, rawKb: unknown) => {
     if (LARGE_READ_MODES.includes(rawMode as LargeReadMode)) mode = rawMode as LargeReadMode;

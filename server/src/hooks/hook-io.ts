@@ -59,3 +59,53 @@ export function readTextEnds(path: string, maxBytes = 64 * 1024 * 1024): string 
     return undefined;
   }
 }
+
+/** Lines `firstLine`… (1-based) of a file, `lineCount` of them, each cut at `maxLineBytes`. */
+export interface ReadWindow {
+  firstLine: number;
+  lineCount: number;
+  maxLineBytes: number;
+}
+
+/**
+ * The bytes a Read of `window` returns, counted in the file: it reads until the window ends
+ * or the count passes `stopAbove` (then any number above it is as good as the exact one).
+ */
+export function windowBytes(path: string, window: ReadWindow, stopAbove: number): number {
+  const lastLine = window.firstLine + window.lineCount - 1;
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  const fd = openSync(path, 'r');
+  let line = 1;
+  let lineBytes = 0;
+  let total = 0;
+  const endLine = () => {
+    if (line >= window.firstLine) total += Math.min(lineBytes, window.maxLineBytes);
+    line += 1;
+    lineBytes = 0;
+  };
+  try {
+    for (let position = 0; line <= lastLine && total <= stopAbove;) {
+      const read = readSync(fd, buffer, 0, buffer.length, position);
+      if (read === 0) {
+        if (lineBytes > 0) endLine();
+        break;
+      }
+      position += read;
+      let start = 0;
+      for (
+        let at = buffer.indexOf(10, start);
+        at !== -1 && at < read;
+        at = buffer.indexOf(10, start)
+      ) {
+        lineBytes += at - start;
+        endLine();
+        start = at + 1;
+        if (line > lastLine || total > stopAbove) return total;
+      }
+      lineBytes += read - start;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return total;
+}

@@ -10,7 +10,7 @@
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
 import { largeReadSettings, readRawConfigs, thresholdFor } from '../config/read-settings.ts';
 import { mayReadBigFile } from './bash-prefilter.ts';
-import { averageLineBytes, readStdin, regularFileSize } from './hook-io.ts';
+import { averageLineBytes, readStdin, regularFileSize, windowBytes } from './hook-io.ts';
 import { guardLargeRead, type PreToolUseInput } from './large-read-guard.ts';
 
 async function main(): Promise<void> {
@@ -28,6 +28,7 @@ async function main(): Promise<void> {
   const decision = guardLargeRead(input, settings, {
     statFile: regularFileSize,
     averageLineBytes: (path) => averageLineBytes(path),
+    windowBytes,
     ...(needsParser ? { classifyBash: (await import('./classify-bash.ts')).classifyBash } : {}),
   });
   if (!decision) return;
