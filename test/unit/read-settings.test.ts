@@ -12,11 +12,14 @@ describe('largeReadSettings', () => {
   const defaults = { toolThresholdBytes: {}, shouldDigest: true, allowCommands: [] };
 
   it('defaults to deny over 16 KB, Read over 50 KB, digests on', () => {
-    expect(largeReadSettings([], {})).toEqual({
-      mode: 'deny',
-      thresholdBytes: 16_384,
-      ...defaults,
-    });
+    const settings = largeReadSettings([], {});
+    expect(settings).toEqual({ mode: 'deny', thresholdBytes: 16_384, ...defaults });
+    expect(thresholdFor(settings, 'Bash')).toBe(16_384);
+    expect(thresholdFor(settings, 'Read')).toBe(51_200);
+    const higher = largeReadSettings([config({ largeRead: { thresholdKb: 100 } })], {});
+    expect(thresholdFor(higher, 'Read')).toBe(102_400);
+    const own = largeReadSettings([config({ largeRead: { toolThresholdKb: { Read: 8 } } })], {});
+    expect(thresholdFor(own, 'Read')).toBe(8_192);
   });
 
   it('layers config, project file and environment, later winning; ignores wrong types', () => {
