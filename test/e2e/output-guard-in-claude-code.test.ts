@@ -80,6 +80,16 @@ describe('the output guard inside the real Claude Code', () => {
     git('init', '-q');
     git('add', '-A');
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'logs');
+    // Another server's tool that answers with the whole log.
+    const mcpConfig = JSON.stringify({
+      mcpServers: {
+        bigdata: {
+          command: process.execPath,
+          args: [join(REPO_ROOT, 'test', 'helpers', 'big-output-mcp-server.mjs')],
+          env: { BIG_OUTPUT_FILE: join(world.project, 'app.log') },
+        },
+      },
+    });
     const big = [
       ...DUMPS.map((command, i) =>
         use(`toolu_dump_${i}`, 'Bash', { command, description: 'dump' }),
@@ -91,6 +101,7 @@ describe('the output guard inside the real Claude Code', () => {
         output_mode: 'content',
         head_limit: 5_000,
       }),
+      use('toolu_other_mcp', 'mcp__bigdata__dump', {}),
     ];
     const small = [
       use('toolu_echo', 'Bash', { command: 'echo tiny-output', description: 'small' }),
@@ -106,7 +117,8 @@ describe('the output guard inside the real Claude Code', () => {
       home: world.home,
       baseUrl: supervisor.url,
       pluginDir: REPO_ROOT,
-      allowedTools: ['Bash', 'Read', 'Grep'],
+      allowedTools: ['Bash', 'Read', 'Grep', 'mcp__bigdata__dump'],
+      extraArgs: ['--mcp-config', mcpConfig],
       env: { DELEGATE_HOME: world.dataHome },
       timeoutMs: 180_000,
     });
@@ -134,6 +146,6 @@ describe('the output guard inside the real Claude Code', () => {
     // The whole outputs are on disk for the worker, private to the user.
     const saved = readdirSync(join(world.dataHome, 'outputs'));
     expect(saved.length).toBeGreaterThan(0);
-    expect(saved.length).toBeLessThanOrEqual(DUMPS.length + 1);
+    expect(saved.length).toBeLessThanOrEqual(DUMPS.length + 2);
   }, 240_000);
 });
