@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { COPILOT_API_URL } from '../providers/copilot/copilot-endpoints.ts';
+import { GUARDED_OUTPUTS } from './read-settings.ts';
 
 /** Wire formats this version can call. Later engines (CLI workers) extend this list. */
 export const PROFILE_FORMATS = ['openai', 'anthropic', 'copilot'] as const;
@@ -142,8 +143,27 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** The large-read guard (hooks). Mirrored leniently, without zod, in `read-settings.ts`. */
 export const largeReadSchema = z.strictObject({
-  thresholdKb: z.number({ error: 'must be a number of KB, e.g. 50' }).positive().optional(),
+  thresholdKb: z.number({ error: 'must be a number of KB, e.g. 16' }).positive().optional(),
   mode: z.enum(['deny', 'ask', 'off'], { error: 'must be "deny", "ask" or "off"' }).optional(),
+  digest: z
+    .boolean({ error: 'must be true or false (big real outputs become digests)' })
+    .optional(),
+  toolThresholdKb: z
+    .strictObject(
+      Object.fromEntries(
+        GUARDED_OUTPUTS.map((kind) => [
+          kind,
+          z
+            .number({ error: 'must be a number of KB (0: never digest this tool)' })
+            .min(0)
+            .optional(),
+        ]),
+      ),
+    )
+    .optional(),
+  allowCommands: z
+    .array(z.string().min(1), { error: 'must be a list of command prefixes, e.g. ["git diff"]' })
+    .optional(),
 });
 
 export const configSchema = z.strictObject({

@@ -8,9 +8,9 @@
  * treated the same way by Claude Code itself.
  */
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
-import { largeReadSettings, readRawConfigs } from '../config/read-settings.ts';
+import { largeReadSettings, readRawConfigs, thresholdFor } from '../config/read-settings.ts';
 import { mayReadBigFile } from './bash-prefilter.ts';
-import { averageLineBytes, readStdin, regularFileSize } from './hook-io.ts';
+import { averageLineBytes, readStdin, regularFileSize, windowBytes } from './hook-io.ts';
 import { guardLargeRead, type PreToolUseInput } from './large-read-guard.ts';
 
 async function main(): Promise<void> {
@@ -24,10 +24,11 @@ async function main(): Promise<void> {
   // The shell parser is most of the guard's code: load it only for commands that may need it.
   const needsParser =
     typeof command === 'string' &&
-    mayReadBigFile(command, cwd, settings.thresholdBytes, regularFileSize);
+    mayReadBigFile(command, cwd, thresholdFor(settings, 'Bash'), regularFileSize);
   const decision = guardLargeRead(input, settings, {
     statFile: regularFileSize,
     averageLineBytes: (path) => averageLineBytes(path),
+    windowBytes,
     ...(needsParser ? { classifyBash: (await import('./classify-bash.ts')).classifyBash } : {}),
   });
   if (!decision) return;
