@@ -103,13 +103,23 @@ describe('the output guard inside the real Claude Code', () => {
       }),
       use('toolu_other_mcp', 'mcp__bigdata__dump', {}),
     ];
+    // Provably big before they run: stopped, and the denial carries the same digest.
+    const stopped = [
+      use('toolu_read_whole', 'Read', { file_path: join(world.project, 'app.log') }),
+      use('toolu_read_window', 'Read', {
+        file_path: join(world.project, 'wide.log'),
+        offset: 30,
+        limit: 60,
+      }),
+      use('toolu_cat', 'Bash', { command: 'cat app.log', description: 'dump' }),
+    ];
     const small = [
       use('toolu_echo', 'Bash', { command: 'echo tiny-output', description: 'small' }),
       use('toolu_read_small', 'Read', { file_path: join(world.project, 'notes.txt') }),
       use('toolu_head', 'Bash', { command: 'head -n 5 app.log', description: 'small' }),
     ];
     supervisor = await startFakeProvider({
-      respond: byAssistantTurn([...big, ...small, { text: 'Finished.' }]),
+      respond: byAssistantTurn([...big, ...stopped, ...small, { text: 'Finished.' }]),
     });
     const run = await runClaude({
       prompt: 'Look at the logs',
@@ -127,17 +137,21 @@ describe('the output guard inside the real Claude Code', () => {
     const results = toolResults(supervisor.requests.at(-1)!);
 
     const problems: string[] = [];
-    for (const { toolUses } of big) {
+    for (const { toolUses } of [...big, ...stopped]) {
       const { id } = toolUses[0]!;
+      const isStopped = stopped.some((call) => call.toolUses[0]!.id === id);
       const result = results.get(id);
       const text = result?.text ?? '';
       const bytes = Buffer.byteLength(text);
-      if (!result || result.isError)
-        problems.push(`${id}: no result or an error: ${text.slice(0, 200)}`);
+      if (!result || result.isError !== isStopped)
+        problems.push(
+          `${id}: no result, or not ${isStopped ? 'stopped' : 'run'}: ${text.slice(0, 200)}`,
+        );
       if (bytes > 4 * 1024) problems.push(`${id}: ${bytes} bytes`);
       const missing = ERRORS.filter((line) => !text.includes(line));
       if (missing.length > 0) problems.push(`${id}: lost ${JSON.stringify(missing)}`);
-      if (!/The full output is saved in \/\S+/.test(text)) problems.push(`${id}: no saved path`);
+      const whole = isStopped ? /"files": \["\/\S+\.log"\]/ : /The full output is saved in \/\S+/;
+      if (!whole.test(text)) problems.push(`${id}: does not say where the whole is`);
     }
     expect(problems).toEqual([]);
     expect(results.get('toolu_echo')!.text).toBe('tiny-output');

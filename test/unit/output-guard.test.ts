@@ -218,7 +218,7 @@ const LEFT_ALONE: [name: string, input: PostToolUseInput, settings?: LargeReadSe
     settingsFrom({ allowCommands: ['git diff'] }),
   ],
   [
-    'a Read under its 50 KB default',
+    'a Read under its own higher threshold',
     {
       tool_name: 'Read',
       tool_response: {
@@ -226,6 +226,7 @@ const LEFT_ALONE: [name: string, input: PostToolUseInput, settings?: LargeReadSe
         file: { filePath: '/p/a.ts', content: big(40), startLine: 1 },
       },
     },
+    settingsFrom({ toolThresholdKb: { Read: 50 } }),
   ],
 ];
 

@@ -11,11 +11,11 @@ const config = (json: Record<string, unknown>, file = '/c.json'): RawConfig => (
 describe('largeReadSettings', () => {
   const defaults = { toolThresholdBytes: {}, shouldDigest: true, allowCommands: [] };
 
-  it('defaults to deny over 16 KB, Read over 50 KB, digests on', () => {
+  it('defaults to deny over 16 KB for every tool, digests on', () => {
     const settings = largeReadSettings([], {});
     expect(settings).toEqual({ mode: 'deny', thresholdBytes: 16_384, ...defaults });
     expect(thresholdFor(settings, 'Bash')).toBe(16_384);
-    expect(thresholdFor(settings, 'Read')).toBe(51_200);
+    expect(thresholdFor(settings, 'Read')).toBe(16_384);
     const higher = largeReadSettings([config({ largeRead: { thresholdKb: 100 } })], {});
     expect(thresholdFor(higher, 'Read')).toBe(102_400);
     const own = largeReadSettings([config({ largeRead: { toolThresholdKb: { Read: 8 } } })], {});

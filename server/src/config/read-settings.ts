@@ -45,19 +45,9 @@ export interface LargeReadSettings {
 }
 
 export const DEFAULT_LARGE_READ_KB = 16;
-/**
- * Read's threshold, unless set for Read itself, is never below this: the supervisor edits
- * source files and Edit needs them read, so whole reads of 20–50 KB files are routine work.
- */
-export const READ_FLOOR_KB = 50;
-
-/** The threshold of one tool's output: its own if set, else the general one (Read: at least 50 KB). */
+/** The threshold of one tool's output: its own if set, else the general one. */
 export function thresholdFor(settings: LargeReadSettings, kind: string): number {
-  const own = settings.toolThresholdBytes[kind];
-  if (own !== undefined) return own;
-  return kind === 'Read'
-    ? Math.max(settings.thresholdBytes, READ_FLOOR_KB * 1024)
-    : settings.thresholdBytes;
+  return settings.toolThresholdBytes[kind] ?? settings.thresholdBytes;
 }
 
 const kilobytes = (raw: unknown, isZeroAllowed = false): number | undefined => {

@@ -24,6 +24,8 @@ export interface GuardFiles {
 export interface GuardDecision {
   decision: 'deny' | 'ask';
   reason: string;
+  /** The big file the call would have printed, and how: the entry adds its digest to a denial. */
+  file?: { path: string; what: string };
 }
 
 /** Claude Code's Read returns at most this many lines when no limit is given. */
@@ -50,21 +52,23 @@ export function guardLargeRead(
   if (settings.mode === 'off') return undefined;
   const toolInput = input.tool_input ?? {};
   const cwd = typeof input.cwd === 'string' ? input.cwd : process.cwd();
-  const reason =
+  const found =
     input.tool_name === 'Read'
       ? guardRead(toolInput, cwd, thresholdFor(settings, 'Read'), files)
       : input.tool_name === 'Bash'
         ? guardBash(toolInput, cwd, thresholdFor(settings, 'Bash'), files)
         : undefined;
-  return reason === undefined ? undefined : { decision: settings.mode, reason };
+  return found === undefined ? undefined : { decision: settings.mode, ...found };
 }
+
+type Found = Pick<GuardDecision, 'reason' | 'file'>;
 
 function guardRead(
   toolInput: Record<string, unknown>,
   cwd: string,
   threshold: number,
   files: GuardFiles,
-): string | undefined {
+): Found | undefined {
   const path = absolutePath(toolInput.file_path, cwd);
   if (!path || NON_TEXT_EXTENSIONS.has(extname(path).toLowerCase())) return undefined;
   const size = files.statFile(path);
@@ -78,7 +82,10 @@ function guardRead(
   if (files.windowBytes(path, window, threshold) <= threshold) return undefined;
   const lineBytes = files.averageLineBytes(path);
   const sliceLines = Math.max(20, Math.min(READ_DEFAULT_LINES, Math.floor(threshold / lineBytes)));
-  return readReason(path, size, threshold, sliceLines);
+  return {
+    reason: readReason(path, size, threshold, sliceLines),
+    file: { path, what: `Read of ${path}` },
+  };
 }
 
 function guardBash(
@@ -86,11 +93,15 @@ function guardBash(
   cwd: string,
   threshold: number,
   { statFile, classifyBash }: GuardFiles,
-): string | undefined {
+): Found | undefined {
   if (typeof toolInput.command !== 'string' || !classifyBash) return undefined;
   const verdict = classifyBash(toolInput.command, { cwd, thresholdBytes: threshold, statFile });
   if (verdict.decision !== 'deny' || !verdict.path) return undefined;
-  return bashReason(verdict.reader ?? 'this command', verdict.path, verdict.bytes ?? 0, threshold);
+  const reader = verdict.reader ?? 'this command';
+  return {
+    reason: bashReason(reader, verdict.path, verdict.bytes ?? 0, threshold),
+    file: { path: verdict.path, what: `\`${reader}\` of ${verdict.path}` },
+  };
 }
 
 function absolutePath(value: unknown, cwd: string): string | undefined {

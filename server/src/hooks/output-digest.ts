@@ -40,6 +40,8 @@ export interface DigestInput {
   savedPath: string;
   thresholdBytes: number;
   limitBytes?: number;
+  /** A file whose reading was stopped (`savedPath` is the file itself), not an output that ran. */
+  isUnread?: boolean;
   /** The number of the output's first line (a Read from line 500 starts at 500). */
   firstLine?: number;
 }
@@ -129,10 +131,13 @@ const range = (from: number, to: number) =>
 export function digestOutput(input: DigestInput): string {
   const limit = input.limitBytes ?? DIGEST_LIMIT_BYTES;
   const lines = input.text.replace(/\n$/, '').split('\n');
-  const header =
-    `${cut(input.what)} returned ${formatBytes(bytes(input.text))} (${lines.length.toLocaleString('en-US')} lines), ` +
-    `over the ${formatBytes(input.thresholdBytes)} output limit of the delegate plugin. ` +
-    `The full output is saved in ${input.savedPath}; this digest keeps its first and last lines and its error-like lines, with line numbers.`;
+  const size = `${formatBytes(bytes(input.text))} (${lines.length.toLocaleString('en-US')} lines)`;
+  const keeps =
+    'this digest keeps its first and last lines and its error-like lines, with line numbers.';
+  const header = input.isUnread
+    ? `What ${cut(input.what)} would have shown: ${size}; ${keeps}`
+    : `${cut(input.what)} returned ${size}, over the ${formatBytes(input.thresholdBytes)} output limit of the delegate plugin. ` +
+      `The full output is saved in ${input.savedPath}; ${keeps}`;
   const footer = `To analyse all of it, ${delegateCall(input.savedPath)}; or Read a slice of it with offset/limit.`;
   const sectionTitles = 3 * 60 + 40;
   const room = Math.max(0, limit - bytes(header) - bytes(footer) - sectionTitles);
