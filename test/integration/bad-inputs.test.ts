@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
@@ -31,6 +32,12 @@ const CASES: readonly BadInput[] = [
   { tool: 'delegate', args: { task: '' }, says: /task/i },
   { tool: 'delegate', args: {}, says: /task/i },
   { tool: 'delegate', args: { ...JOB, files: ['pipe'] }, says: /pipe.*not a regular file/i },
+  {
+    tool: 'delegate',
+    args: { ...JOB, files: ['sock'] },
+    says: /sock.*a socket, not a regular file/i,
+  },
+  { tool: 'delegate', args: { ...JOB, files: ['link-to-pipe'] }, says: /FIFO/ },
   { tool: 'delegate', args: { ...JOB, files: ['src'] }, says: /directory/i },
   { tool: 'delegate', args: { ...JOB, files: ['../outside.txt'] }, says: /outside the project/i },
   { tool: 'delegate', args: { ...JOB, files: ['/etc/hostname'] }, says: /outside the project/i },
@@ -46,6 +53,7 @@ const CASES: readonly BadInput[] = [
   { tool: 'delegate', args: { ...JOB, write_to: '../escape.md' }, says: /outside the project/i },
   { tool: 'delegate', args: { ...JOB, write_to: 'README.md/answer.md' }, says: /not a directory/i },
   { tool: 'delegate', args: { ...JOB, write_to: 'pipe' }, says: /not a regular file/i },
+  { tool: 'delegate', args: { ...JOB, write_to: 'sock' }, says: /a socket/i },
   { tool: 'delegate', args: { ...JOB, profile: 'nope' }, says: /unknown profile/i },
   { tool: 'delegate', args: { ...JOB, profile: 'constructor' }, says: /unknown profile/i },
   { tool: 'delegate', args: { ...JOB, profile: '__proto__' }, says: /unknown profile/i },
@@ -154,6 +162,7 @@ const CASES: readonly BadInput[] = [
 let world: TempEnv;
 let fake: FakeProvider;
 let server: ServerHandle;
+let socket: Server;
 
 /** Every path under `root` with its kind (and size, outside .git, where git itself writes). */
 function listing(root: string): string[] {
@@ -164,7 +173,15 @@ function listing(root: string): string[] {
       const info = lstatSync(path);
       const where = relative(root, path);
       const isGit = where.split('/')[0] === '.git';
-      const kind = info.isDirectory() ? 'dir' : info.isFIFO() ? 'fifo' : 'file';
+      const kind = info.isDirectory()
+        ? 'dir'
+        : info.isFIFO()
+          ? 'fifo'
+          : info.isSocket()
+            ? 'socket'
+            : info.isSymbolicLink()
+              ? 'link'
+              : 'file';
       if (isGit && (name === 'index' || name === 'index.lock')) continue;
       // The lock folder the first settings change makes stays; a lock left in it would show.
       if (!(where === 'locks' && info.isDirectory()))
@@ -191,9 +208,12 @@ beforeAll(async () => {
   initRepository(world.project, {
     'README.md': '# project\n',
     'src/app.js': 'console.log(1);\n',
-    '.gitignore': 'pipe\n',
+    '.gitignore': 'pipe\nsock\nlink-to-pipe\n',
   });
   execFileSync('mkfifo', [join(world.project, 'pipe')]);
+  symlinkSync('pipe', join(world.project, 'link-to-pipe'));
+  socket = createServer();
+  await new Promise<void>((resolve) => socket.listen(join(world.project, 'sock'), resolve));
   writeFileSync(join(world.root, 'outside.txt'), 'secret\n');
   mkdirSync(join(world.home, '.claude', 'agents'), { recursive: true });
   fake = await startFakeProvider({ respond: () => ({ text: 'answer', model: 'm' }) });
@@ -213,6 +233,7 @@ afterAll(async () => {
   await server?.close();
   await settleWorkers(world.dataHome);
   await fake?.close();
+  await new Promise((resolve) => socket?.close(resolve));
   world.cleanup();
 });
 
