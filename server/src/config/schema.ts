@@ -174,8 +174,14 @@ export const configSchema = z.strictObject({
   profiles: z
     .record(
       // zod drops a "__proto__" key here, so such a profile is simply not there.
-      z.string().regex(PROFILE_NAME, { error: `profile names use ${PROFILE_NAME_RULE}` }),
+      z.string().regex(PROFILE_NAME),
       profileSchema,
+      {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? `is not a valid profile name: profile names use ${PROFILE_NAME_RULE}; rename it`
+            : undefined,
+      },
     )
     .optional(),
   largeRead: largeReadSchema.optional(),
