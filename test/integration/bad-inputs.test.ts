@@ -77,6 +77,11 @@ const CASES: readonly BadInput[] = [
     says: /\.git/,
     isInline: true,
   },
+  {
+    tool: 'delegate_batch',
+    args: { jobs: [JOB, { ...JOB, files: [NUL] }] },
+    says: /^jobs\[1\]\.files\[0\] contains a NUL byte/,
+  },
   // task_start
   { tool: 'task_start', args: { task: '' }, says: /task/i },
   { tool: 'task_start', args: { task: 'Fix', workdir: 'README.md' }, says: /not a directory/i },
