@@ -103,6 +103,7 @@ const CASES: readonly BadInput[] = [
   { tool: 'task_start', args: { task: 'Fix', wait_s: 1000 }, says: /wait_s/ },
   { tool: 'task_start', args: { task: 'Fix', agent: '../evil' }, says: /agent name/i },
   { tool: 'task_start', args: { task: 'Fix', agent: 'no-such-agent' }, says: /no agent/i },
+  { tool: 'task_start', args: { task: 'Fix', agent: 'stuck' }, says: /no agent "stuck"/i },
   { tool: 'task_start', args: { task: 'Fix', profile: 'toString' }, says: /unknown profile/i },
   { tool: 'task_start', args: { task: 'Fix', allow_hosts: ['bad host!'] }, says: /host/i },
   // task_status, task_progress, task_answer, task_cancel, task_result, task_cleanup
@@ -213,10 +214,12 @@ beforeAll(async () => {
   initRepository(world.project, {
     'README.md': '# project\n',
     'src/app.js': 'console.log(1);\n',
-    '.gitignore': 'pipe\nsock\nlink-to-pipe\n',
+    '.gitignore': 'pipe\nsock\nlink-to-pipe\n.claude/\n',
   });
   execFileSync('mkfifo', [join(world.project, 'pipe')]);
   symlinkSync('pipe', join(world.project, 'link-to-pipe'));
+  mkdirSync(join(world.project, '.claude', 'agents'), { recursive: true });
+  execFileSync('mkfifo', [join(world.project, '.claude', 'agents', 'stuck.md')]);
   socket = createServer();
   await new Promise<void>((resolve) => socket.listen(join(world.project, 'sock'), resolve));
   writeFileSync(join(world.root, 'outside.txt'), 'secret\n');

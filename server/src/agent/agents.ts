@@ -175,13 +175,7 @@ function readForListing(name: string, tier: AgentTier, path: string): ListedAgen
 }
 
 function readAgent(name: string, tier: AgentTier, path: string): AgentDefinition {
-  // Only a regular file is read: a FIFO named like an agent would block the server.
-  const text = readRegularFileSync(
-    path,
-    `Agent file ${path}`,
-    'agent definitions are regular files.',
-  );
-  const { data, content } = parseFrontMatter(text.toString('utf8'), path);
+  const { data, content } = parseFrontMatter(readAgentText(path), path);
   const description = optionalString(data, 'description', path);
   const profile = optionalString(data, 'delegate-profile', path);
   const tools = toolList(data.tools ?? data['allowed-tools'], path);
@@ -196,6 +190,17 @@ function readAgent(name: string, tier: AgentTier, path: string): AgentDefinition
     ...(tools !== undefined ? { tools } : {}),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
   };
+}
+
+/** Only a regular file is read: a FIFO named like an agent would block the server. */
+function readAgentText(path: string): string {
+  const label = `Agent file ${path}`;
+  try {
+    return readRegularFileSync(path, label, 'agent definitions are regular files.').toString();
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(`${label} cannot be read (${errorMessage(error)}); fix or remove it.`);
+  }
 }
 
 function parseFrontMatter(
