@@ -20,7 +20,7 @@ export const agentsListTool = defineTool({
       .string()
       .min(1)
       .optional()
-      .describe('Project directory whose agents to list (default: the current project).'),
+      .describe('Directory under the project whose agents to list (default: the project).'),
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
