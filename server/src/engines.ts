@@ -9,6 +9,7 @@ export { loadConfig } from './config/load-config.ts';
 export { runDelegation } from './delegation/run-delegation.ts';
 export { usageReport } from './engine/usage-report.ts';
 export { describeProviders } from './providers/describe-providers.ts';
+export { confineWorkdir } from './tasks/confine-workdir.ts';
 export { ensureResult, finishTask } from './tasks/finish-task.ts';
 export {
   appendEvent,

@@ -72,7 +72,8 @@ function parseKeys(file: string, text: string): Record<string, StoredKey> {
 
 /** The stored key of one profile, if any. */
 export function storedKey(dataHome: string, profile: string): StoredKey | undefined {
-  return readCredentials(dataHome).keys[profile];
+  const { keys } = readCredentials(dataHome);
+  return Object.hasOwn(keys, profile) ? keys[profile] : undefined;
 }
 
 /** Stores (or replaces) a profile's key bound to `origin`; call under the settings lock. */

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
 import { loadEngines } from '../load-engines.ts';
-import { defineTool } from './define-tool.ts';
+import { checkProfileArgument, defineTool } from './define-tool.ts';
 
 export const taskStartTool = defineTool({
   name: 'task_start',
@@ -79,6 +79,7 @@ export const taskStartTool = defineTool({
     openWorldHint: true,
   },
   handler: async (input, context, call) => {
+    if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
     const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
       await loadEngines();
     const job = await startTask(
