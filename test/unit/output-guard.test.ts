@@ -168,13 +168,14 @@ describe("the measured layer: big real outputs become digests in the tool's own 
         expect(replacement).toHaveProperty(key);
       }
     }
-    // Saved whole unless a file already holds it (Claude Code's own, or the file that was read).
-    if (input.tool_name === 'Read') expect(digest).toContain('saved in /p/app.log');
-    else if (JSON.stringify(input).includes('persistedOutputPath')) {
-      expect(saved).toEqual([]);
+    // Saved whole, always as a copy of its own (delegate sends saved outputs, not Claude
+    // Code's files); a long Bash output from the file Claude Code saved it to.
+    expect(saved.map(({ text }) => text.includes(ERROR_LINE))).toEqual([true]);
+    expect(digest).toContain('saved in /data/outputs/1.txt');
+    if (JSON.stringify(input).includes('persistedOutputPath')) {
       expect(replacement).not.toHaveProperty('persistedOutputPath');
-      expect(digest).toContain('(late)');
-    } else expect(saved.map(({ text }) => text.includes(ERROR_LINE))).toEqual([true]);
+      expect(saved[0]!.text).toContain('(late)');
+    }
   });
 });
 

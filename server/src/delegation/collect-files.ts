@@ -1,5 +1,5 @@
 import { realpath, stat } from 'node:fs/promises';
-import { relative, resolve } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import fastGlob from 'fast-glob';
 import { isGitMetadata, isOutside } from '../agent/worker-tools/confine-path.ts';
 import { formatBytes } from '../util/format-bytes.ts';
@@ -20,14 +20,17 @@ const BINARY_SNIFF_BYTES = 8_000;
 
 /**
  * Resolves paths and globs to files under the project (symlinks resolved, so a link cannot
- * lead outside it), refuses binaries and anything over `capBytes` in total, and reads them.
+ * lead outside it) or, by absolute path, to big tool outputs the output guard saved in
+ * `savedOutputsDir`; refuses binaries and anything over `capBytes` in total, and reads them.
  */
 export async function collectFiles(
   entries: readonly string[],
   projectDir: string,
   capBytes: number,
+  savedOutputsDir?: string,
 ): Promise<CollectedFile[]> {
   const root = await realpath(projectDir);
+  const outputs = savedOutputsDir && (await realpath(savedOutputsDir).catch(() => undefined));
   const seen = new Map<string, string>();
   for (const [index, entry] of entries.entries()) {
     const label = `files[${index}] ${JSON.stringify(entry)}`;
@@ -38,8 +41,8 @@ export async function collectFiles(
       ? await expandGlob(entry, projectDir, label)
       : [resolve(projectDir, entry)];
     for (const candidate of candidates) {
-      const real = await confine(candidate, { root, projectDir }, label);
-      if (!seen.has(real)) seen.set(real, relative(root, real));
+      const real = await confine(candidate, { root, projectDir, outputs }, label);
+      if (!seen.has(real)) seen.set(real, displayPath(real, root, outputs));
     }
   }
   if (seen.size > MAX_FILES) {
@@ -81,9 +84,23 @@ async function expandGlob(pattern: string, projectDir: string, label: string): P
   return matches.sort();
 }
 
+/** Where a file is, as the worker sees it: under the project, or `saved-outputs/<name>`. */
+function displayPath(real: string, root: string, outputs: string | undefined): string {
+  const fromRoot = relative(root, real);
+  if (!isOutside(fromRoot) || !outputs) return fromRoot;
+  return `saved-outputs/${relative(outputs, real)}`;
+}
+
+/** A saved output of the output guard: directly in its folder (the user's own command output). */
+function isSavedOutput(real: string, outputs: string | undefined): boolean {
+  if (!outputs) return false;
+  const fromOutputs = relative(outputs, real);
+  return !isOutside(fromOutputs) && fromOutputs !== '' && !fromOutputs.includes(sep);
+}
+
 async function confine(
   candidate: string,
-  { root, projectDir }: { root: string; projectDir: string },
+  { root, projectDir, outputs }: { root: string; projectDir: string; outputs: string | undefined },
   label: string,
 ): Promise<string> {
   let real: string;
@@ -98,7 +115,7 @@ async function confine(
     throw new UserError(`${label} cannot be read: ${(error as Error).message}`);
   }
   const fromRoot = relative(root, real);
-  if (isOutside(fromRoot)) {
+  if (isOutside(fromRoot) && !isSavedOutput(real, outputs)) {
     throw new UserError(
       `${label} resolves to ${real}, outside the project (${root}). Only files under the project can be sent.`,
     );

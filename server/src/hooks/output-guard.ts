@@ -21,8 +21,6 @@ interface MeasuredOutput {
   kind: string;
   what: string;
   text: string;
-  /** A file that already holds the whole output (Claude Code's own, or the file read). */
-  wholeIn?: string;
   firstLine?: number;
   withDigest(digest: string): unknown;
 }
@@ -58,7 +56,9 @@ export function guardOutput(
   }
   if (output.kind === 'Bash' && isAllowedCommand(input.tool_input?.command, settings.allowCommands))
     return undefined;
-  const savedPath = output.wholeIn ?? files.save(output.kind, output.text);
+  // Always a copy of its own: `delegate` sends saved outputs (and project files) only, and
+  // Claude Code's own saved outputs and files read outside the project are neither.
+  const savedPath = files.save(output.kind, output.text);
   return output.withDigest(
     digestOutput({
       what: output.what,
@@ -135,7 +135,6 @@ function bash(
     kind: 'Bash',
     what: `Bash \`${(text(toolInput.command) ?? '').slice(0, MAX_WHAT_CHARS)}\``,
     text: output,
-    ...(whole !== undefined ? { wholeIn: persisted } : {}),
     withDigest: (digest) => ({ ...shape, stdout: digest, stderr: '' }),
   };
 }
@@ -153,7 +152,6 @@ function read(response: Record_): MeasuredOutput | undefined {
     kind: 'Read',
     what: `Read of ${path}${lines ? ` (lines ${startLine}–${startLine + lines - 1})` : ''}`,
     text: content,
-    wholeIn: path,
     firstLine: startLine,
     withDigest: (digest) => ({
       ...response,

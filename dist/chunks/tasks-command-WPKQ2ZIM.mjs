@@ -1,0 +1,11 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{parseCli}from"./chunk-HHXJ6WTJ.mjs";import{statusLine}from"./chunk-QZLXHWZV.mjs";import{isTerminal,listJobs,reconcileJob}from"./chunk-WTWGRZJP.mjs";import"./chunk-SQOJ3X6M.mjs";import"./chunk-RP6M7JJU.mjs";import"./chunk-V56GEIBX.mjs";import{CLI_WORDING}from"./chunk-QLDPUYSO.mjs";import"./chunk-KPFEEEQ2.mjs";import"./chunk-WXZB5PZS.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-XU2SSSQX.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";import{realpathSync}from"node:fs";var USAGE="tasks [--json]",tasksCommand={usage:USAGE,summary:"list this project's tasks, one line each",help:`Lists this project's background tasks, newest first, one line each with what to do next. A task whose
+worker died shows as lost.
+
+Options:
+  --json   one JSON array of tasks (id, state, verdict, reviewed, createdAt, task, line); [] when none`,async run(args,context){let parsed=parseCli(args,{json:{type:"boolean"}},USAGE,context);if(!parsed)return 2;if(parsed.positionals.length>0)return context.stderr.write(`delegate: tasks takes no arguments.
+Usage: delegate ${USAGE}
+`),2;let project=realpathSync(context.projectDir),jobs=await Promise.all(listJobs(context.dataHome).filter(job=>job.project===project).map(job=>reconcileJob(context.dataHome,job)));if(parsed.values.json)return context.stdout.write(`${JSON.stringify(jobs.map(taskJson))}
+`),0;if(jobs.length===0)return context.stdout.write(`No tasks in this project (${project}).
+`),0;for(let job of jobs){let reviewed=isTerminal(job.state)&&job.reviewedAt?" \xB7 reviewed":"";context.stdout.write(`${statusLine(job,Date.now(),CLI_WORDING)}${reviewed}
+`)}return 0}};function taskJson(job){return{id:job.id,state:job.state,verdict:job.verdict??null,reviewed:!!job.reviewedAt,createdAt:job.createdAt,task:job.task,line:statusLine(job,Date.now(),CLI_WORDING)}}export{tasksCommand};
