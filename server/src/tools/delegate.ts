@@ -15,7 +15,7 @@ export const DELEGATE_FIELDS = {
     .max(200)
     .optional()
     .describe(
-      'Paths or globs under the project (relative or absolute), or an output the output guard saved, whose full text goes to the worker.',
+      'Paths or globs under the project, or a saved output; their full text goes to the worker.',
     ),
   profile: z
     .string()
