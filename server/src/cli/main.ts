@@ -24,6 +24,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
   usage: async () => (await import('./usage-command.ts')).usageCommand,
   statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
+  uninstall: async () => (await import('./uninstall-command.ts')).uninstallCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
