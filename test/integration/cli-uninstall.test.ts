@@ -1,6 +1,6 @@
 // `delegate uninstall` against real repositories holding worktrees and branches that real tasks
 // made, and real Claude Code settings files: what git and the files hold afterwards.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { settleWorkers } from '../helpers/processes.ts';
-import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -319,4 +319,36 @@ it('delegate uninstall --help and a wrong option', async () => {
   expect(nothing.stdout).toBe(
     "delegate uninstall: nothing of delegate's to remove (no status line entry, task worktree or delegate/* branch found).\n",
   );
+});
+
+/** The CLI on a terminal (util-linux `script` gives it one), answering the prompt with `answer`. */
+async function onTerminal(args: string[], answer: string): Promise<string> {
+  const command = [process.execPath, CLI_BUNDLE, ...args].map((word) => `'${word}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    env: world.env,
+    cwd: world.project,
+  });
+  let transcript = '';
+  child.stdout.on('data', (chunk: Buffer) => (transcript += chunk.toString()));
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  try {
+    await waitFor(() => transcript.includes('[y/N]'), 10_000);
+    child.stdin.write(`${answer}\n`);
+    await closed;
+  } finally {
+    child.kill('SIGKILL');
+  }
+  return transcript;
+}
+
+it('on a terminal it asks, and only "y" removes', async () => {
+  if (spawnSync('script', ['--version']).status !== 0) return;
+  initRepository(world.project, { 'a.txt': 'a\n' });
+  await makeWorktree('t_tty001', world.project, undefined, world.dataHome);
+  const declined = await onTerminal(['uninstall'], 'n');
+  expect(declined).toContain('Nothing was removed.');
+  expect(branches(world.project)).toEqual(['delegate/t_tty001', 'main']);
+  const accepted = await onTerminal(['uninstall'], 'y');
+  expect(accepted).toContain('Removed branch delegate/t_tty001');
+  expect(branches(world.project)).toEqual(['main']);
 });
