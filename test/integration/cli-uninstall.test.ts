@@ -257,6 +257,12 @@ describe('delegate uninstall: the status line', () => {
     const dryRun = await cli(['uninstall', '--dry-run']);
     expect(dryRun.stdout).toContain(`  status line: delegate's entry in ${settingsFile()}`);
     expect(dryRun.stdout).toContain(join(world.dataHome, 'bin', 'delegate-statusline.sh'));
+    if (original) {
+      // Install backed the settings up; uninstall keeps the copy and says where it is.
+      expect(dryRun.stdout).toMatch(
+        /\nKept: the copies of your Claude Code settings delegate took before changing them \(delete them once you no longer need them\): \S+settings\.json\.delegate-backup-/,
+      );
+    }
     if (original && 'statusLine' in original) {
       expect(dryRun.stdout).toContain('your previous status line (`printf mine`) is put back');
     }

@@ -74,8 +74,11 @@ function listing(
     !purgeData && plan.hasDataHome
       ? `\nKept: the data home ${plan.dataHome} (settings, stored keys, usage ledger, task records); add --purge-data to remove it too.`
       : '';
+  const backups = plan.settingsBackups.length
+    ? `\nKept: the copies of your Claude Code settings delegate took before changing them (delete them once you no longer need them): ${plan.settingsBackups.join(', ')}`
+    : '';
   const problems = plan.problems.map((problem) => `\nSkipped: ${problem}`).join('');
-  return `${head}${kept}${problems}\n`;
+  return `${head}${kept}${backups}${problems}\n`;
 }
 
 function runningRefusal(plan: UninstallPlan, isDryRun: boolean): string {

@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, isAbsolute } from 'node:path';
+import { claudeSettingsPath } from '../statusline/claude-settings.ts';
 import { installedStatusLines, statusLineFiles } from '../statusline/install-statusline.ts';
 import type { InstalledStatusLine } from '../statusline/install-statusline.ts';
 import { tryGit, type PinnedRepository } from '../tasks/git.ts';
@@ -27,6 +28,8 @@ export interface RepositoryPlan {
 export interface UninstallPlan {
   statusLines: InstalledStatusLine[];
   statusLineFiles: string[];
+  /** Copies of settings files taken before delegate changed them: kept, and said so. */
+  settingsBackups: string[];
   repositories: RepositoryPlan[];
   /** Folders under `<data home>/worktrees/` that no known repository lists as a worktree. */
   strayWorktreeDirs: string[];
@@ -55,6 +58,10 @@ export async function planUninstall(context: CliContext): Promise<UninstallPlan>
   return {
     statusLines: statusLines.installed,
     statusLineFiles: statusLineFiles(context.dataHome),
+    settingsBackups: settingsBackups([
+      claudeSettingsPath(context.env),
+      ...statusLines.installed.map((entry) => entry.settingsPath),
+    ]),
     repositories,
     strayWorktreeDirs: taskFolders(worktreesRoot).filter((dir) => !listed.has(dir)),
     runningTasks: jobs.filter((job) => !isTerminal(job.state)),
@@ -62,6 +69,20 @@ export async function planUninstall(context: CliContext): Promise<UninstallPlan>
     dataHome: context.dataHome,
     hasDataHome: existsSync(context.dataHome),
   };
+}
+
+/** `<settings>.delegate-backup-<time>` files beside each settings file. */
+function settingsBackups(settingsPaths: readonly string[]): string[] {
+  return [...new Set(settingsPaths)].flatMap((path) => {
+    try {
+      const prefix = `${basename(path)}.delegate-backup-`;
+      return readdirSync(dirname(path))
+        .filter((name) => name.startsWith(prefix))
+        .map((name) => join(dirname(path), name));
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** A task recorded as running whose worker died is settled (lost) first, as every reader does. */
