@@ -238,6 +238,25 @@ describe('delegate uninstall: task worktrees and branches', () => {
   });
 });
 
+it("a task branch checked out in a worktree of the user's is kept, and so is that worktree", async () => {
+  initRepository(world.project, { 'a.txt': 'a\n' });
+  const made = await makeWorktree('t_user01', world.project, undefined, world.dataHome);
+  git(world.project, 'worktree', 'remove', made.worktreePath!);
+  const mine = join(world.root, 'mine');
+  git(world.project, 'worktree', 'add', '-q', mine, 'delegate/t_user01');
+  writeFileSync(join(mine, 'edit.txt'), 'uncommitted work\n');
+  await makeWorktree('t_ours01', world.project, undefined, world.dataHome);
+
+  const done = await cli(['uninstall', '--yes']);
+  expect(done.code, done.stdout + done.stderr).toBe(0);
+  expect(done.stdout).toContain(
+    `Skipped: ${world.project}: branch delegate/t_user01 is kept: it is checked out in ${mine}.`,
+  );
+  expect(branches(world.project)).toEqual(['delegate/t_user01', 'main']);
+  expect(worktrees(world.project)).toEqual([`worktree ${world.project}`, `worktree ${mine}`]);
+  expect(readFileSync(join(mine, 'edit.txt'), 'utf8')).toBe('uncommitted work\n');
+});
+
 describe('delegate uninstall: the status line', () => {
   const claudeDir = () => join(world.home, '.claude');
   const settingsFile = () => join(claudeDir(), 'settings.json');

@@ -23,6 +23,8 @@ export interface RepositoryPlan {
   pinned: PinnedRepository;
   worktrees: { path: string; branch?: string }[];
   branches: { name: string; unmergedCommits: number | undefined }[];
+  /** Task branches left alone, and why (checked out in a worktree of the user's). */
+  kept: string[];
 }
 
 export interface UninstallPlan {
@@ -51,8 +53,12 @@ export async function planUninstall(context: CliContext): Promise<UninstallPlan>
   const repositories: RepositoryPlan[] = [];
   for (const [repo, pinned] of knownRepositories(jobs, worktreesRoot)) {
     const plan = await planRepository(repo, pinned, worktreesRoot);
-    if (typeof plan === 'string') problems.push(plan);
-    else if (plan.worktrees.length > 0 || plan.branches.length > 0) repositories.push(plan);
+    if (typeof plan === 'string') {
+      problems.push(plan);
+      continue;
+    }
+    problems.push(...plan.kept);
+    if (plan.worktrees.length > 0 || plan.branches.length > 0) repositories.push(plan);
   }
   const listed = new Set(repositories.flatMap((plan) => plan.worktrees.map((tree) => tree.path)));
   return {
@@ -162,26 +168,36 @@ async function planRepository(
     ? await tryGit(repo, ['worktree', 'list', '--porcelain'], options)
     : undefined;
   if (listing === undefined) return `${repo}: not a git repository any more; skipped.`;
-  const worktrees = parseWorktrees(listing)
-    .slice(1) // The first entry is the main working tree, which is never removed.
-    .filter((tree) => isInside(worktreesRoot, tree.path) || isTaskBranch(tree.branch));
+  // Only the worktrees tasks made, in the data home: never the main working tree, nor one the
+  // user made (even on a task branch: it may hold their edits).
+  const all = parseWorktrees(listing);
+  const worktrees = all.slice(1).filter((tree) => isInside(worktreesRoot, tree.path));
+  const usersCheckout = new Map(
+    all.filter((tree) => !worktrees.includes(tree)).map((tree) => [tree.branch, tree.path]),
+  );
   const refs = await tryGit(
     repo,
     ['for-each-ref', '--format=%(refname:strip=2)', 'refs/heads/delegate/'],
     options,
   );
   const names = (refs ?? '').split('\n').filter((name) => TASK_BRANCH.test(name));
+  const kept = names.flatMap((name) => {
+    const path = usersCheckout.get(name);
+    return path ? [`${repo}: branch ${name} is kept: it is checked out in ${path}.`] : [];
+  });
   const branches = await Promise.all(
-    names.map(async (name) => {
-      const count = await tryGit(
-        repo,
-        ['rev-list', '--count', `HEAD..refs/heads/${name}`],
-        options,
-      );
-      return { name, unmergedCommits: count === undefined ? undefined : Number(count.trim()) };
-    }),
+    names
+      .filter((name) => !usersCheckout.has(name))
+      .map(async (name) => {
+        const count = await tryGit(
+          repo,
+          ['rev-list', '--count', `HEAD..refs/heads/${name}`],
+          options,
+        );
+        return { name, unmergedCommits: count === undefined ? undefined : Number(count.trim()) };
+      }),
   );
-  return { repo, pinned, worktrees, branches };
+  return { repo, pinned, worktrees, branches, kept };
 }
 
 function parseWorktrees(listing: string): { path: string; branch?: string }[] {
@@ -197,10 +213,6 @@ function parseWorktrees(listing: string): { path: string; branch?: string }[] {
         ...(branch ? { branch: branch.slice('branch refs/heads/'.length) } : {}),
       };
     });
-}
-
-function isTaskBranch(branch: string | undefined): boolean {
-  return branch !== undefined && TASK_BRANCH.test(branch);
 }
 
 function isInside(parent: string, path: string): boolean {
