@@ -5,6 +5,7 @@
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 import { VERSION } from '../version.ts';
+import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
 const COMMANDS: Record<string, () => Promise<CliCommand>> = {
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
   usage: async () => (await import('./usage-command.ts')).usageCommand,
   statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
+  uninstall: async () => (await import('./uninstall-command.ts')).uninstallCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -87,7 +89,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     process.stderr.write(
       error instanceof UserError
-        ? `delegate: ${error.message}\n`
+        ? `delegate: ${inCliWords(error.message)}\n`
         : `delegate: internal error: ${(error as Error).stack ?? errorMessage(error)}\n`,
     );
     process.exitCode = 1;
