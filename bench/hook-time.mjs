@@ -26,7 +26,12 @@ export async function benchHookTime(root) {
     );
     writeFileSync(join(temp, 'small.txt'), 'small\n');
     const env = { PATH: process.env.PATH, HOME: temp, DELEGATE_HOME: join(temp, 'data') };
-    const hook = join(root, 'dist', 'pre-tool-use.cjs');
+    // As hooks/hooks.json runs it: through the launcher's Node version check.
+    const hook = [
+      join(root, 'launch', 'run-node.sh'),
+      'hook',
+      join(root, 'dist', 'pre-tool-use.cjs'),
+    ];
     const payload = (tool_name, tool_input) =>
       JSON.stringify({
         session_id: 's',
@@ -76,24 +81,24 @@ export async function benchHookTime(root) {
       ...Object.fromEntries([...cases, ...postCases].map(([name]) => [name, []])),
     };
     for (const [name, input, denies] of cases) {
-      const { stdout } = timeSpawn([hook], input, env);
+      const { stdout } = timeSpawn(hook, input, env, 'sh');
       if (Boolean(stdout) !== denies)
         throw new Error(`${name}: expected ${denies ? 'a denial' : 'no output'}, got ${stdout}`);
     }
     for (let run = 0; run < RUNS; run += 1) {
       samples.bare.push(timeSpawn(['-e', '0'], '', env).ms);
-      for (const [name, input] of cases) samples[name].push(timeSpawn([hook], input, env).ms);
+      for (const [name, input] of cases) samples[name].push(timeSpawn(hook, input, env, 'sh').ms);
       for (const [name, input] of postCases)
         samples[name].push(timeSpawn([post], input, env, 'sh').ms);
       // One small Bash call as Claude Code runs its hooks: PreToolUse, then PostToolUse.
       samples.both.push(
-        timeSpawn([hook], cases[1][1], env).ms + timeSpawn([post], smallPost, env, 'sh').ms,
+        timeSpawn(hook, cases[1][1], env, 'sh').ms + timeSpawn([post], smallPost, env, 'sh').ms,
       );
     }
     const bare = median(samples.bare);
     return {
       title: 'Large-read hooks',
-      note: `Wall time of \`dist/pre-tool-use.cjs\` and of \`hooks/post-tool-use.sh\` from spawn to exit with the hook JSON on stdin, against \`node -e 0\`; ${RUNS} interleaved runs each.`,
+      note: `Wall time of \`dist/pre-tool-use.cjs\` (through \`launch/run-node.sh\`, as hooks.json runs it) and of \`hooks/post-tool-use.sh\` from spawn to exit with the hook JSON on stdin, against \`node -e 0\`; ${RUNS} interleaved runs each.`,
       rows: [
         ['bare `node -e 0` (median)', `${bare.toFixed(1)} ms`, 'baseline'],
         [

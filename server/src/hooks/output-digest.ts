@@ -12,23 +12,56 @@ const TAIL_LINES = 15;
 
 /**
  * Words and shapes of lines worth keeping from the middle of a big output: errors, failures,
- * warnings, and the frames of stack traces in the common languages.
+ * warnings, and the frames of stack traces in the common languages. Written for a scan of the
+ * whole text at once (`m` flag; `[ \t]`, never `\s`, so no match runs into the next line).
  */
 const NOTABLE_WORDS =
-  /\b(?:errors?|err!|fail(?:s|ed|ure|ures|ing)?|fatal|panic(?:ked)?|exception|traceback|warn(?:ing|ings)?|denied|refused|cannot|unable|abort(?:ed)?|assert(?:ion)?(?:error)?|segmentation fault|timed out|timeout|not found|undefined reference|deprecated)\b/i;
+  /\b(?:errors?|err!|fail(?:s|ed|ure|ures|ing)?|fatal|panic(?:ked)?|exception|traceback|warn(?:ing|ings)?|denied|refused|cannot|unable|abort(?:ed)?|assert(?:ion)?(?:error)?|segmentation fault|timed out|timeout|not found|undefined reference|deprecated)\b/gim;
 const NOTABLE_SHAPES = [
-  /\b[A-Z]\w*(?:Error|Exception)\b/, // exception class names: ZeroDivisionError, IOException
-  /^\s+at\s+\S/, // JavaScript, Java, C#
-  /\bat\s+(?:\S+\s+)?\(?[^\s()]+:\d+(?::\d+)?\)?/, // a JavaScript frame behind a prefix (diff, grep -n)
-  /^\s*File ".+", line \d+/, // Python
-  /^\s*#\d+\s+0x[0-9a-f]+/i, // C and C++ backtraces
-  /^\s*-->\s+\S+:\d+:\d+/, // rustc
-  /^\s+\S+\.go:\d+/, // Go
-  /^\S+:\d+:(?:\d+:)?\s/, // compiler diagnostics: file:line[:column]: message
+  /\b[A-Z]\w*(?:Error|Exception)\b/gm, // exception class names: ZeroDivisionError, IOException
+  /^[ \t]+at[ \t]+\S/gm, // JavaScript, Java, C#
+  /\bat[ \t]+(?:[^\s(]+[ \t]+)?\(?[^\s()]+:\d+(?::\d+)?\)?/gm, // a JavaScript frame behind a prefix (diff, grep -n)
+  /^[ \t]*File "[^"\n]+", line \d+/gm, // Python
+  /^[ \t]*#\d+[ \t]+0x[0-9a-f]+/gim, // C and C++ backtraces
+  /^[ \t]*-->[ \t]+\S+:\d+:\d+/gm, // rustc
+  /^[ \t]+\S+\.go:\d+/gm, // Go
+  /^[^\s:]+:\d+:(?:\d+:)?[ \t]/gm, // compiler diagnostics: file:line[:column]: message
 ];
+const NOTABLE = [NOTABLE_WORDS, ...NOTABLE_SHAPES];
 
 export function isNotableLine(line: string): boolean {
-  return NOTABLE_WORDS.test(line) || NOTABLE_SHAPES.some((pattern) => pattern.test(line));
+  return notableLineIndexes(line, [0]).size > 0;
+}
+
+/**
+ * The indexes of the lines (starting at `lineStarts`) that hold a notable match: one native
+ * scan of the text per pattern, not a test of every line (a cold hook process pays for each).
+ */
+function notableLineIndexes(text: string, lineStarts: readonly number[]): Set<number> {
+  const found = new Set<number>();
+  for (const pattern of NOTABLE) {
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+      const line = lineOf(lineStarts, match.index);
+      found.add(line);
+      // One match per line is enough: go on from the next line.
+      pattern.lastIndex = lineStarts[line + 1] ?? text.length;
+      if (match[0] === '' && pattern.lastIndex === match.index) pattern.lastIndex += 1;
+    }
+  }
+  return found;
+}
+
+/** The line holding `offset`: a binary search of the line starts. */
+function lineOf(lineStarts: readonly number[], offset: number): number {
+  let low = 0;
+  let high = lineStarts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if ((lineStarts[middle] ?? 0) <= offset) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }
 
 export interface DigestInput {
@@ -53,6 +86,8 @@ interface Shown {
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+/** 12,345: by hand, since the first toLocaleString of a process loads ICU (~20 ms in a hook). */
+const grouped = (count: number) => String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 /** A long line keeps its start and its end (where a minified bundle or a log line ends in the error). */
 function cut(line: string): string {
@@ -93,12 +128,17 @@ function takeRuns(lines: string[], indexes: number[], budget: number, maxLines: 
   return shown;
 }
 
-/** Notable lines from `indexes`, identical ones merged with a count, in order of first sight. */
-function notableLines(lines: string[], indexes: number[]): Shown[] {
+/** Notable lines of `from`…`to`, identical ones merged with a count, in order of first sight. */
+function notableLines(
+  lines: string[],
+  notable: ReadonlySet<number>,
+  from: number,
+  to: number,
+): Shown[] {
   const byText = new Map<string, Shown>();
-  for (const index of indexes) {
+  for (const index of [...notable].filter((i) => i >= from && i < to).sort((a, b) => a - b)) {
     const raw = lines[index] ?? '';
-    if (raw.trim() === '' || !isNotableLine(raw)) continue;
+    if (raw.trim() === '') continue;
     const line = cut(raw);
     const seen = byText.get(line);
     if (seen) seen.count += 1;
@@ -131,7 +171,7 @@ const range = (from: number, to: number) =>
 export function digestOutput(input: DigestInput): string {
   const limit = input.limitBytes ?? DIGEST_LIMIT_BYTES;
   const lines = input.text.replace(/\n$/, '').split('\n');
-  const size = `${formatBytes(bytes(input.text))} (${lines.length.toLocaleString('en-US')} lines)`;
+  const size = `${formatBytes(bytes(input.text))} (${grouped(lines.length)} lines)`;
   const keeps =
     'this digest keeps its first and last lines and its error-like lines, with line numbers.';
   const header = input.isUnread
@@ -142,12 +182,21 @@ export function digestOutput(input: DigestInput): string {
   const sectionTitles = 3 * 60 + 40;
   const room = Math.max(0, limit - bytes(header) - bytes(footer) - sectionTitles);
 
-  const head = takeRuns(lines, range(0, lines.length), room * HEAD_SHARE, HEAD_LINES);
+  const head = takeRuns(
+    lines,
+    range(0, Math.min(lines.length, 10_000)),
+    room * HEAD_SHARE,
+    HEAD_LINES,
+  );
   const headEnd = head.length === 0 ? 0 : head.at(-1)!.index + head.at(-1)!.count;
   const tailFrom = tailStart(lines, headEnd, room * TAIL_SHARE);
   const tail = takeRuns(lines, range(tailFrom, lines.length), room * TAIL_SHARE, TAIL_LINES);
   const used = [...head, ...tail].reduce((sum, entry) => sum + bytes(render(entry)) + 1, 0);
-  const middle = notableLines(lines, range(headEnd, tailFrom));
+  const text = input.text.replace(/\n$/, '');
+  const lineStarts = [0];
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1))
+    lineStarts.push(at + 1);
+  const middle = notableLines(lines, notableLineIndexes(text, lineStarts), headEnd, tailFrom);
   const notable = fitting(middle, room - used);
 
   const show = numberedFrom(input.firstLine ?? 1);
