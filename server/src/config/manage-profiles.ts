@@ -4,7 +4,14 @@ import { withFileLock } from '../engine/file-lock.ts';
 import { checkEndpointUrl } from '../providers/endpoint-safety.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
-import { keyOrigin, readCredentials, removeKey } from './credentials.ts';
+import {
+  CredentialsError,
+  keyOrigin,
+  readCredentials,
+  removeKey,
+  type StoredKey,
+} from './credentials.ts';
+import { parseJson } from '../util/read-json.ts';
 import { ENV_PROFILE_NAME, listNames, loadConfig, type LoadedConfig } from './load-config.ts';
 import { configPath, settingsLockPath } from './paths.ts';
 import { describeAuth } from './profile-endpoint.ts';
@@ -107,7 +114,7 @@ function readUserConfig(file: string): Json {
     throw new UserError(`Cannot read ${file}: ${(error as Error).message}`);
   }
   try {
-    const json: unknown = JSON.parse(text);
+    const json: unknown = parseJson(text);
     if (json && typeof json === 'object' && !Array.isArray(json)) return json as Json;
   } catch {
     // Reported below.
@@ -127,7 +134,14 @@ function validated(context: EngineContext, next: Json): LoadedConfig {
 }
 
 function dropKeyForOtherHost(dataHome: string, name: string, baseUrl: string): string | undefined {
-  const stored = readCredentials(dataHome).keys[name];
+  let stored: StoredKey | undefined;
+  try {
+    stored = readCredentials(dataHome).keys[name];
+  } catch (error) {
+    // An unreadable credentials.json holds no key this profile could carry elsewhere.
+    if (error instanceof CredentialsError) return undefined;
+    throw error;
+  }
   if (!stored || stored.origin === keyOrigin(baseUrl)) return undefined;
   removeKey(dataHome, name);
   return stored.origin;

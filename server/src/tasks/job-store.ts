@@ -1,14 +1,15 @@
 import type { DiscoveredSnapshot } from '../config/discover-local.ts';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
 import { withFileLock } from '../engine/file-lock.ts';
 import { refreshStatusLines } from '../statusline/refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
-import { TOOL_WORDING } from '../util/wording.ts';
-import type { JobSummary, TaskState } from './job-file.ts';
+import { readJsonFile } from '../util/read-json.ts';
+import { TOOL_WORDING, type Wording } from '../util/wording.ts';
+import { TASK_STATES, type JobSummary, type TaskState } from './job-file.ts';
 import type { RecordedGit } from './worktree.ts';
 import type { ResourceLimits } from '../agent/sandbox/index.ts';
 
@@ -126,21 +127,84 @@ export function newTaskId(): string {
   return `t_${[...randomBytes(6)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
 }
 
+const TASK_ID = /^t_[a-z0-9]{1,32}$/;
+
 export function jobDir(dataHome: string, id: string): string {
-  if (!/^t_[a-z0-9]{1,32}$/.test(id))
-    throw new UserError(`"${id}" is not a task id (they look like t_ab12cd).`);
+  if (!TASK_ID.test(id)) throw new UserError(`"${id}" is not a task id (they look like t_ab12cd).`);
   return join(jobsDir(dataHome), id);
 }
 
 export function readJob(dataHome: string, id: string, wording = TOOL_WORDING): JobFile {
-  try {
-    return JSON.parse(readFileSync(join(jobDir(dataHome, id), 'job.json'), 'utf8')) as JobFile;
-  } catch (error) {
-    if (error instanceof UserError) throw error;
+  const dir = jobDir(dataHome, id);
+  const file = join(dir, 'job.json');
+  const read = readJsonFile(file);
+  if (read === undefined && !existsSync(dir)) {
     throw new UserError(
       `No task ${id} (it may have been cleaned up). List them with ${wording.listTasks}.`,
     );
   }
+  const problem =
+    read === undefined
+      ? 'is missing'
+      : 'problem' in read
+        ? read.problem
+        : jobShapeProblem(read.value, id);
+  if (problem !== undefined) {
+    throw new DamagedJobError(
+      { id, file, problem, ...(read?.text ? { text: read.text } : {}) },
+      wording,
+    );
+  }
+  return (read as { value: JobFile }).value;
+}
+
+/** What makes a parsed job.json unusable as a task, if anything. */
+function jobShapeProblem(value: unknown, id: string): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'does not hold a JSON object';
+  const job = value as Partial<Record<keyof JobFile, unknown>>;
+  if (job.id !== id) return `names another task id (${JSON.stringify(job.id)})`;
+  if (!TASK_STATES.includes(job.state as TaskState))
+    return `has an unknown state (${JSON.stringify(job.state)?.slice(0, 40)})`;
+  const strings = ['project', 'task', 'createdAt', 'workdir'] as const;
+  const numbers = ['step', 'maxTurns', 'costUsd'] as const;
+  const missing = [
+    ...strings.filter((field) => typeof job[field] !== 'string'),
+    ...numbers.filter((field) => typeof job[field] !== 'number'),
+    ...(Array.isArray(job.filesTouched) ? [] : ['filesTouched']),
+  ];
+  return missing.length ? `lacks valid fields: ${missing.join(', ')}` : undefined;
+}
+
+/** A job file (job.json, or result.json of an ended task) that cannot be used, and why. */
+export interface JobDamage {
+  id: string;
+  /** The damaged file's absolute path. */
+  file: string;
+  /** Fits after the file name: "is cut off (truncated: …)", "is empty". */
+  problem: string;
+  /** What could be read of it, to salvage the project, worktree and branch from. */
+  text?: string;
+  /** The task, when only its result.json is damaged. */
+  job?: JobFile;
+}
+
+/** A task whose files do not parse: it is listed as damaged and task_cleanup removes it. */
+export class DamagedJobError extends UserError {
+  constructor(
+    readonly damage: JobDamage,
+    wording: Wording = TOOL_WORDING,
+  ) {
+    super(damagedMessage(damage, wording));
+  }
+}
+
+export function damagedMessage(damage: JobDamage, wording: Wording): string {
+  const what = damage.job
+    ? `Task ${damage.id} (${damage.job.state}) is damaged: ${damage.file} ${damage.problem}, so its result cannot be shown.` +
+      (damage.job.branch ? ` Its work, if any, is on branch ${damage.job.branch}.` : '')
+    : `Task ${damage.id} is damaged: ${damage.file} ${damage.problem}, so its state and result cannot be read.`;
+  return `${what} ${wording.cleanup(damage.id)} removes it with its worktree and branch (a branch with unmerged commits is kept, and named).`;
 }
 
 export function writeJob(dataHome: string, job: JobFile): Promise<void> {
@@ -190,21 +254,65 @@ export function readEvents(dataHome: string, id: string, limit: number): TaskEve
   }
 }
 
-/** Every task in the data home (all projects), newest first. */
+/** Every task in the data home (all projects), newest first; damaged ones are left out. */
 export function listJobs(dataHome: string): JobFile[] {
+  return scanJobs(dataHome).jobs;
+}
+
+/** A job folder younger than this without job.json may be a task being created. */
+const CREATING_MS = 60_000;
+
+/**
+ * Every task in the data home, newest first, and every task whose job.json (or, once it ended,
+ * result.json) cannot be used: nothing in `jobs/` is invisible.
+ */
+export function scanJobs(
+  dataHome: string,
+  now = Date.now(),
+): { jobs: JobFile[]; damaged: JobDamage[] } {
   let ids: string[];
   try {
     ids = readdirSync(jobsDir(dataHome));
   } catch {
-    return [];
+    return { jobs: [], damaged: [] };
   }
-  return ids
-    .flatMap((id) => {
-      try {
-        return [readJob(dataHome, id)];
-      } catch {
-        return [];
-      }
-    })
-    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const jobs: JobFile[] = [];
+  const damaged: JobDamage[] = [];
+  for (const id of ids.filter((name) => TASK_ID.test(name))) {
+    try {
+      const job = readJob(dataHome, id);
+      const resultDamage = damagedResult(dataHome, job);
+      if (resultDamage) damaged.push(resultDamage);
+      else jobs.push(job);
+    } catch (error) {
+      if (!(error instanceof DamagedJobError)) continue;
+      if (error.damage.problem === 'is missing' && isBeingCreated(dataHome, id, now)) continue;
+      damaged.push(error.damage);
+    }
+  }
+  jobs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return { jobs, damaged };
+}
+
+function isBeingCreated(dataHome: string, id: string, now: number): boolean {
+  try {
+    return now - statSync(jobDir(dataHome, id)).mtimeMs < CREATING_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** An ended task's result.json that exists but cannot be used. */
+export function damagedResult(dataHome: string, job: JobFile): JobDamage | undefined {
+  if (!isTerminal(job.state)) return undefined;
+  const file = join(jobDir(dataHome, job.id), 'result.json');
+  const read = readJsonFile(file);
+  if (read === undefined) return undefined;
+  const problem =
+    'problem' in read
+      ? read.problem
+      : typeof read.value === 'object' && read.value !== null && !Array.isArray(read.value)
+        ? undefined
+        : 'does not hold a JSON object';
+  return problem === undefined ? undefined : { id: job.id, file, problem, job };
 }
