@@ -5,6 +5,7 @@ import { readJsonFile } from '../util/read-json.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { TaskState } from './job-file.ts';
 import { neutralizeTampering, repositoryDamage } from './git-integrity.ts';
+import { objectProblem } from './job-damage.ts';
 import {
   appendEvent,
   DamagedJobError,
@@ -169,8 +170,8 @@ function readResultFile(job: JobFile, path: string): TaskResultFile | undefined 
   const damaged = (problem: string) =>
     new DamagedJobError({ id: job.id, file: path, problem, job });
   if ('problem' in read) throw damaged(read.problem);
-  if (typeof read.value !== 'object' || read.value === null || Array.isArray(read.value))
-    throw damaged('does not hold a JSON object');
+  const notObject = objectProblem(read.value);
+  if (notObject) throw damaged(notObject);
   const result = read.value as TaskResultFile;
   return { ...result, filesChanged: Array.isArray(result.filesChanged) ? result.filesChanged : [] };
 }

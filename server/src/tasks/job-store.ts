@@ -8,8 +8,9 @@ import { refreshStatusLines } from '../statusline/refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import { readJsonFile } from '../util/read-json.ts';
-import { TOOL_WORDING, type Wording } from '../util/wording.ts';
-import { TASK_STATES, type JobSummary, type TaskState } from './job-file.ts';
+import { TOOL_WORDING } from '../util/wording.ts';
+import type { JobSummary, TaskState } from './job-file.ts';
+import { DamagedJobError, jobShapeProblem, objectProblem, type JobDamage } from './job-damage.ts';
 import type { RecordedGit } from './worktree.ts';
 import type { ResourceLimits } from '../agent/sandbox/index.ts';
 
@@ -119,6 +120,8 @@ export const TERMINAL_STATES: readonly TaskState[] = [
   'timeout',
   'lost',
 ];
+export { DamagedJobError, type JobDamage } from './job-damage.ts';
+
 export const isTerminal = (state: TaskState): boolean => TERMINAL_STATES.includes(state);
 
 /** Short ids that are typed and read: `t_` and six lowercase letters and digits. */
@@ -156,55 +159,6 @@ export function readJob(dataHome: string, id: string, wording = TOOL_WORDING): J
     );
   }
   return (read as { value: JobFile }).value;
-}
-
-/** What makes a parsed job.json unusable as a task, if anything. */
-function jobShapeProblem(value: unknown, id: string): string | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return 'does not hold a JSON object';
-  const job = value as Partial<Record<keyof JobFile, unknown>>;
-  if (job.id !== id) return `names another task id (${JSON.stringify(job.id)})`;
-  if (!TASK_STATES.includes(job.state as TaskState))
-    return `has an unknown state (${JSON.stringify(job.state)?.slice(0, 40)})`;
-  const strings = ['project', 'task', 'createdAt', 'workdir'] as const;
-  const numbers = ['step', 'maxTurns', 'costUsd'] as const;
-  const missing = [
-    ...strings.filter((field) => typeof job[field] !== 'string'),
-    ...numbers.filter((field) => typeof job[field] !== 'number'),
-    ...(Array.isArray(job.filesTouched) ? [] : ['filesTouched']),
-  ];
-  return missing.length ? `lacks valid fields: ${missing.join(', ')}` : undefined;
-}
-
-/** A job file (job.json, or result.json of an ended task) that cannot be used, and why. */
-export interface JobDamage {
-  id: string;
-  /** The damaged file's absolute path. */
-  file: string;
-  /** Fits after the file name: "is cut off (truncated: …)", "is empty". */
-  problem: string;
-  /** What could be read of it, to salvage the project, worktree and branch from. */
-  text?: string;
-  /** The task, when only its result.json is damaged. */
-  job?: JobFile;
-}
-
-/** A task whose files do not parse: it is listed as damaged and task_cleanup removes it. */
-export class DamagedJobError extends UserError {
-  constructor(
-    readonly damage: JobDamage,
-    wording: Wording = TOOL_WORDING,
-  ) {
-    super(damagedMessage(damage, wording));
-  }
-}
-
-export function damagedMessage(damage: JobDamage, wording: Wording): string {
-  const what = damage.job
-    ? `Task ${damage.id} (${damage.job.state}) is damaged: ${damage.file} ${damage.problem}, so its result cannot be shown.` +
-      (damage.job.branch ? ` Its work, if any, is on branch ${damage.job.branch}.` : '')
-    : `Task ${damage.id} is damaged: ${damage.file} ${damage.problem}, so its state and result cannot be read.`;
-  return `${what} ${wording.cleanup(damage.id)} removes it with its worktree and branch (a branch with unmerged commits is kept, and named).`;
 }
 
 export function writeJob(dataHome: string, job: JobFile): Promise<void> {
@@ -308,11 +262,6 @@ export function damagedResult(dataHome: string, job: JobFile): JobDamage | undef
   const file = join(jobDir(dataHome, job.id), 'result.json');
   const read = readJsonFile(file);
   if (read === undefined) return undefined;
-  const problem =
-    'problem' in read
-      ? read.problem
-      : typeof read.value === 'object' && read.value !== null && !Array.isArray(read.value)
-        ? undefined
-        : 'does not hold a JSON object';
+  const problem = 'problem' in read ? read.problem : objectProblem(read.value);
   return problem === undefined ? undefined : { id: job.id, file, problem, job };
 }
