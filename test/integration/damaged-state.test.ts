@@ -3,7 +3,15 @@
 // the message names the file and the next step, that nothing says "internal error", that the
 // server still answers, and that cleanup leaves no worktree, branch or process behind.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
@@ -175,6 +183,23 @@ const CASES: Case[] = [
       const id = await runningTask();
       writeFileSync(jobFile(id), Buffer.from([0x00, 0xff, 0x13, 0x37, 0x7b]));
       await expectDamagedAndCleaned(id, jobFile(id), /job\.json is not valid JSON/);
+    },
+  },
+  {
+    name: 'a job folder removed by hand: its left-over worktree is listed damaged and cleaned up',
+    async check() {
+      const id = await runningTask();
+      rmSync(join(world.dataHome, 'jobs', id), { recursive: true, force: true });
+      // Past the minute in which a worktree without a job folder may be a task being started.
+      const worktree = join(world.dataHome, 'worktrees', 'project', id);
+      const anHourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(worktree, anHourAgo, anHourAgo);
+      await expectDamagedAndCleaned(
+        id,
+        jobFile(id),
+        /job\.json is missing: its job folder is gone, but its worktree remains/,
+      );
+      expect(existsSync(worktree)).toBe(false);
     },
   },
   {

@@ -5,11 +5,12 @@
  * else from the project's own repository (`git worktree list`, the `delegate/<id>` branch),
  * else from the data home's worktrees folder.
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { basename, join, relative, isAbsolute } from 'node:path';
 import { errorMessage } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { tryGit } from './git.ts';
+import { strayWorktree } from './job-damage.ts';
 import { jobDir, type JobDamage } from './job-store.ts';
 import { processesOfTask } from './reconcile.ts';
 import { removeWorktree, repositoryRoot } from './worktree.ts';
@@ -98,18 +99,6 @@ function salvageFields(
     }
   }
   return fields;
-}
-
-/** `<dataHome>/worktrees/<repository>/<id>`, if such a folder is there. */
-function strayWorktree(dataHome: string, id: string): string | undefined {
-  const root = join(dataHome, 'worktrees');
-  let repositories: string[];
-  try {
-    repositories = readdirSync(root);
-  } catch {
-    return undefined;
-  }
-  return repositories.map((name) => join(root, name, id)).find((path) => existsSync(path));
 }
 
 function isInside(root: string, path: string): boolean {

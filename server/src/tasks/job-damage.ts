@@ -2,6 +2,8 @@
  * What makes a task's files unusable: a job.json (or an ended task's result.json) that does not
  * parse or does not describe the task. Such a task is listed as damaged, never skipped.
  */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { TASK_STATES, type TaskState } from './job-file.ts';
@@ -61,4 +63,16 @@ export function damagedMessage(damage: JobDamage, wording: Wording): string {
       (damage.job.branch ? ` Its work, if any, is on branch ${damage.job.branch}.` : '')
     : `Task ${damage.id} is damaged: ${damage.file} ${damage.problem}, so its state and result cannot be read.`;
   return `${what} ${wording.cleanup(damage.id)} removes it with its worktree and branch (a branch with unmerged commits is kept, and named).`;
+}
+
+/** `<dataHome>/worktrees/<repository>/<id>`, if such a folder is there. */
+export function strayWorktree(dataHome: string, id: string): string | undefined {
+  const root = join(dataHome, 'worktrees');
+  let repositories: string[];
+  try {
+    repositories = readdirSync(root);
+  } catch {
+    return undefined;
+  }
+  return repositories.map((name) => join(root, name, id)).find((path) => existsSync(path));
 }

@@ -10,7 +10,13 @@ import { UserError } from '../util/user-error.ts';
 import { readJsonFile } from '../util/read-json.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
 import type { JobSummary, TaskState } from './job-file.ts';
-import { DamagedJobError, jobShapeProblem, objectProblem, type JobDamage } from './job-damage.ts';
+import {
+  DamagedJobError,
+  jobShapeProblem,
+  objectProblem,
+  strayWorktree,
+  type JobDamage,
+} from './job-damage.ts';
 import type { RecordedGit } from './worktree.ts';
 import type { ResourceLimits } from '../agent/sandbox/index.ts';
 
@@ -142,6 +148,9 @@ export function readJob(dataHome: string, id: string, wording = TOOL_WORDING): J
   const file = join(dir, 'job.json');
   const read = readJsonFile(file);
   if (read === undefined && !existsSync(dir)) {
+    // A worktree whose job folder is gone (removed by hand, or a start cut short) is not lost.
+    if (strayWorktree(dataHome, id))
+      throw new DamagedJobError({ id, file, problem: FOLDER_GONE }, wording);
     throw new UserError(
       `No task ${id} (it may have been cleaned up). List them with ${wording.listTasks}.`,
     );
@@ -232,7 +241,9 @@ export function scanJobs(
   }
   const jobs: JobFile[] = [];
   const damaged: JobDamage[] = [];
-  for (const id of ids.filter((name) => TASK_ID.test(name))) {
+  for (const id of [...ids, ...worktreesWithoutJob(dataHome, ids, now)].filter((name) =>
+    TASK_ID.test(name),
+  )) {
     try {
       const job = readJob(dataHome, id);
       const resultDamage = damagedResult(dataHome, job);
@@ -246,6 +257,36 @@ export function scanJobs(
   }
   jobs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return { jobs, damaged };
+}
+
+const FOLDER_GONE = 'is missing: its job folder is gone, but its worktree remains';
+
+/** Task worktrees under `<dataHome>/worktrees/` with no job folder (not ones still being made). */
+function worktreesWithoutJob(dataHome: string, ids: readonly string[], now: number): string[] {
+  const root = join(dataHome, 'worktrees');
+  const known = new Set(ids);
+  let repositories: string[];
+  try {
+    repositories = readdirSync(root);
+  } catch {
+    return [];
+  }
+  return repositories.flatMap((repository) => {
+    let entries: string[];
+    try {
+      entries = readdirSync(join(root, repository));
+    } catch {
+      return [];
+    }
+    return entries.filter((id) => {
+      if (known.has(id) || !TASK_ID.test(id)) return false;
+      try {
+        return now - statSync(join(root, repository, id)).mtimeMs >= CREATING_MS;
+      } catch {
+        return false;
+      }
+    });
+  });
 }
 
 function isBeingCreated(dataHome: string, id: string, now: number): boolean {
