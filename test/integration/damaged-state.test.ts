@@ -126,6 +126,9 @@ async function expectDamagedAndCleaned(id: string, file: string, problem: RegExp
   const status = (await server!.callText('task_status', {})).text;
   expect(status).toMatch(new RegExp(`^${id} damaged: `, 'm'));
   expect(status).toMatch(problem);
+  const firstLine = status.split('\n').find((line) => line.startsWith(id))!;
+  expect(firstLine.length).toBeLessThanOrEqual(160);
+  expect(firstLine).toMatch(new RegExp(`→ task_cleanup ${id} removes it$`));
   await expectReadable(status, file, `branch delegate/${id}`, `task_cleanup ${id}`);
   expect(status).toMatch(new RegExp(`worktree \\S+/worktrees/project/${id}`));
   const byId = (await server!.callText('task_status', { task_ids: [id] })).text;

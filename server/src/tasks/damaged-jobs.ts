@@ -110,13 +110,16 @@ const MAX_LINE = 160;
 
 /** Two lines: the state and what to do (≤ 160 characters), then the file, worktree and branch. */
 export function damagedStatusLine(job: DamagedJob, wording: Wording = TOOL_WORDING): string {
-  const first = `${job.id} damaged: ${basename(job.file)} ${job.problem} → ${wording.cleanup(job.id)} removes it`;
+  // The next step is never cut off: the problem is shortened instead.
+  const next = ` → ${wording.cleanup(job.id)} removes it`;
+  const what = `${job.id} damaged: ${basename(job.file)} ${job.problem}`;
+  const room = MAX_LINE - next.length;
+  const line = `${what.length <= room ? what : `${what.slice(0, room - 1)}…`}${next}`;
   const details = [
     `file ${job.file}`,
     job.worktreePath ? `worktree ${job.worktreePath}` : 'no worktree found',
     job.branch ? `branch ${job.branch}` : 'no branch found',
   ];
-  const line = first.length <= MAX_LINE ? first : `${first.slice(0, MAX_LINE - 1)}…`;
   return `${line}\n  ${details.join(' · ')}`;
 }
 
