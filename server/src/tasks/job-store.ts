@@ -226,8 +226,8 @@ export function listJobs(dataHome: string): JobFile[] {
 const CREATING_MS = 60_000;
 
 /**
- * Every task in the data home, newest first, and every task whose job.json (or, once it ended,
- * result.json) cannot be used: nothing in `jobs/` is invisible.
+ * Every task in the data home, newest first, and every task whose job.json cannot be used (see
+ * `damagedResult` for result.json): nothing in `jobs/` is invisible.
  */
 export function scanJobs(
   dataHome: string,
@@ -245,10 +245,7 @@ export function scanJobs(
     TASK_ID.test(name),
   )) {
     try {
-      const job = readJob(dataHome, id);
-      const resultDamage = damagedResult(dataHome, job);
-      if (resultDamage) damaged.push(resultDamage);
-      else jobs.push(job);
+      jobs.push(readJob(dataHome, id));
     } catch (error) {
       if (!(error instanceof DamagedJobError)) continue;
       if (error.damage.problem === 'is missing' && isBeingCreated(dataHome, id, now)) continue;

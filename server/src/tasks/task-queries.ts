@@ -39,10 +39,17 @@ export async function projectTaskList(
   project: string,
 ): Promise<{ jobs: JobFile[]; damaged: DamagedJob[] }> {
   const scan = scanJobs(dataHome);
+  const own = scan.jobs.filter((job) => job.project === project);
+  // Only this project's ended tasks have their result.json checked: a listing stays cheap.
+  const resultDamage = own.flatMap((job) => damagedResult(dataHome, job) ?? []);
+  const isDamaged = new Set(resultDamage.map((damage) => damage.id));
   const jobs = await Promise.all(
-    scan.jobs.filter((job) => job.project === project).map((job) => reconcileJob(dataHome, job)),
+    own.filter((job) => !isDamaged.has(job.id)).map((job) => reconcileJob(dataHome, job)),
   );
-  return { jobs, damaged: await locateAll(dataHome, project, scan.damaged) };
+  return {
+    jobs,
+    damaged: await locateAll(dataHome, project, [...scan.damaged, ...resultDamage]),
+  };
 }
 
 async function locateAll(
