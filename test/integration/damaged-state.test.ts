@@ -455,6 +455,36 @@ const CASES: Case[] = [
       expect(status).toMatch(new RegExp(`^${id} cancelled`));
     },
   },
+  {
+    name: 'garbage status files: the status line and the monitor records are rebuilt, nothing fails',
+    async check() {
+      const status = join(world.dataHome, 'status');
+      mkdirSync(status, { recursive: true });
+      writeFileSync(join(status, 'lines'), Buffer.from([0xff, 0x00, 0x0a, 0x7b, 0x09]));
+      writeFileSync(join(status, '1-2.announced.json'), '{"announced": ');
+      const shown = await cli('statusline', 'show');
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain(`Now, for ${world.project}: (nothing to show)`);
+      const id = await runningTask();
+      await waitFor(() => readFileSync(join(status, 'lines'), 'utf8').includes(world.project));
+      const again = await cli('statusline', 'show');
+      expect(again.stdout).toContain(id);
+      expect(`${shown.stderr}${again.stderr}`).not.toContain('internal error');
+    },
+  },
+  {
+    name: "Claude Code's settings.json with a byte-order mark: statusline install keeps what it holds",
+    async check() {
+      const settingsFile = join(world.home, '.claude', 'settings.json');
+      mkdirSync(join(world.home, '.claude'), { recursive: true });
+      writeFileSync(settingsFile, `${BOM}{"theme": "dark"}`);
+      const installed = await cli('statusline', 'install');
+      expect(installed.code, installed.stderr).toBe(0);
+      const written = JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+      expect(written.theme).toBe('dark');
+      expect(written.statusLine).toBeDefined();
+    },
+  },
 ];
 
 /** Makes the data home unwritable even for root: a read-only bind mount when allowed, else mode 0555. */
