@@ -25,5 +25,5 @@ export { killTask, reconcileJob } from './tasks/reconcile.ts';
 export { startTask } from './tasks/start-task.ts';
 export { cancelTask, cleanupTasks, reviewTask } from './tasks/task-actions.ts';
 export { resultText, sandboxLine, statusLine } from './tasks/task-format.ts';
-export { getTask, projectTasks } from './tasks/task-queries.ts';
+export { getTask, projectTasks, taskStatusText } from './tasks/task-queries.ts';
 export { removeWorktree } from './tasks/worktree.ts';

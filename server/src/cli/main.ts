@@ -3,6 +3,7 @@
  * subcommands, each a small module loaded only when it runs.
  */
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
+import { describeFileSystemError } from '../util/file-system-error.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 import { VERSION } from '../version.ts';
 import { inCliWords } from '../util/wording.ts';
@@ -87,10 +88,13 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
+    const fileProblem = describeFileSystemError(error, resolveDataHome(process.env));
     process.stderr.write(
       error instanceof UserError
         ? `delegate: ${inCliWords(error.message)}\n`
-        : `delegate: internal error: ${(error as Error).stack ?? errorMessage(error)}\n`,
+        : fileProblem
+          ? `delegate: ${fileProblem}\n`
+          : `delegate: internal error: ${(error as Error).stack ?? errorMessage(error)}\n`,
     );
     process.exitCode = 1;
   },

@@ -4,7 +4,14 @@ import { withFileLock } from '../engine/file-lock.ts';
 import { checkEndpointUrl } from '../providers/endpoint-safety.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
-import { keyOrigin, readCredentials, removeKey } from './credentials.ts';
+import {
+  CredentialsError,
+  keyOrigin,
+  readCredentials,
+  removeKey,
+  type StoredKey,
+} from './credentials.ts';
+import { parseJson } from '../util/read-json.ts';
 import { ENV_PROFILE_NAME, listNames, loadConfig, type LoadedConfig } from './load-config.ts';
 import { configPath, settingsLockPath } from './paths.ts';
 import { describeAuth } from './profile-endpoint.ts';
@@ -105,7 +112,7 @@ function readUserConfig(file: string): Json {
     throw new UserError(`Cannot read ${file}: ${(error as Error).message}`);
   }
   try {
-    const json: unknown = JSON.parse(text);
+    const json: unknown = parseJson(text);
     if (json && typeof json === 'object' && !Array.isArray(json)) return json as Json;
   } catch {
     // Reported below.
@@ -135,12 +142,25 @@ function profilesOf(json: Json): Json {
 }
 
 function hasStoredKey(dataHome: string, name: string): boolean {
-  return Object.hasOwn(readCredentials(dataHome).keys, name);
+  try {
+    return Object.hasOwn(readCredentials(dataHome).keys, name);
+  } catch (error) {
+    // An unreadable credentials.json: the profile goes; its key, if any, cannot be found.
+    if (error instanceof CredentialsError) return false;
+    throw error;
+  }
 }
 
 function dropKeyForOtherHost(dataHome: string, name: string, baseUrl: string): string | undefined {
-  const { keys } = readCredentials(dataHome);
-  const stored = Object.hasOwn(keys, name) ? keys[name] : undefined;
+  let stored: StoredKey | undefined;
+  try {
+    const { keys } = readCredentials(dataHome);
+    stored = Object.hasOwn(keys, name) ? keys[name] : undefined;
+  } catch (error) {
+    // An unreadable credentials.json holds no key this profile could carry elsewhere.
+    if (error instanceof CredentialsError) return undefined;
+    throw error;
+  }
   if (!stored || stored.origin === keyOrigin(baseUrl)) return undefined;
   removeKey(dataHome, name);
   return stored.origin;

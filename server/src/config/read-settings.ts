@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseJson } from '../util/read-json.ts';
 import { configPath, projectConfigPath, type Environment } from './paths.ts';
 
 /**
@@ -15,7 +16,7 @@ export function readRawConfigs(dataHome: string, projectDir: string): RawConfig[
   const configs: RawConfig[] = [];
   for (const file of [configPath(dataHome), projectConfigPath(projectDir)]) {
     try {
-      const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      const json: unknown = parseJson(readFileSync(file, 'utf8'));
       if (json && typeof json === 'object' && !Array.isArray(json)) {
         configs.push({ file, json: json as Record<string, unknown> });
       }

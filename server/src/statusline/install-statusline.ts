@@ -19,6 +19,7 @@ import {
   type ClaudeSettings,
 } from './claude-settings.ts';
 import { projectStatusKey } from './status-key.ts';
+import { parseJson } from '../util/read-json.ts';
 
 /** In every command this installs; how an installed status line is recognised as delegate's. */
 export const READER_MARKER = 'delegate-statusline.';
@@ -226,7 +227,7 @@ function chainPaths(dataHome: string, settings: ClaudeSettings): { record: strin
 
 function readRecord(path: string): InstallRecord | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as InstallRecord;
+    return parseJson(readFileSync(path, 'utf8')) as InstallRecord;
   } catch {
     return undefined;
   }

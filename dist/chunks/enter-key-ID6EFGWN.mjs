@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{keyPromptText,keyTarget,noFormText,storeEnteredKey}from"./chunk-EEKI3SH7.mjs";import"./chunk-YKTSLMVE.mjs";import"./chunk-4OKCIMN2.mjs";import"./chunk-VLOKTEID.mjs";import"./chunk-K5Z32PB3.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-FC4UF43J.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{keyPromptText,keyTarget,noFormText,storeEnteredKey};

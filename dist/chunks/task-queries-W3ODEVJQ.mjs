@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{getTask,projectTasks}from"./chunk-DJ3SYA6B.mjs";import"./chunk-5QNLNAHQ.mjs";import"./chunk-SQOJ3X6M.mjs";import"./chunk-RP6M7JJU.mjs";import"./chunk-V56GEIBX.mjs";import"./chunk-KPFEEEQ2.mjs";import"./chunk-WXZB5PZS.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-FC4UF43J.mjs";import"./chunk-XU2SSSQX.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{getTask,projectTasks};
