@@ -21,6 +21,7 @@ const ESM_ENTRIES = {
  */
 const HOOK_ENTRIES = {
   'pre-tool-use': 'server/src/hooks/pre-tool-use.ts',
+  'post-tool-use': 'server/src/hooks/post-tool-use.ts',
   'session-start': 'server/src/hooks/session-start.ts',
   'classify-bash': 'server/src/hooks/classify-bash.ts',
 };

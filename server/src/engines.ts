@@ -9,6 +9,7 @@ export { loadConfig } from './config/load-config.ts';
 export { runDelegation } from './delegation/run-delegation.ts';
 export { usageReport } from './engine/usage-report.ts';
 export { describeProviders } from './providers/describe-providers.ts';
+export { confineWorkdir } from './tasks/confine-workdir.ts';
 export { ensureResult, finishTask } from './tasks/finish-task.ts';
 export {
   appendEvent,
@@ -24,5 +25,5 @@ export { killTask, reconcileJob } from './tasks/reconcile.ts';
 export { startTask } from './tasks/start-task.ts';
 export { cancelTask, cleanupTasks, reviewTask } from './tasks/task-actions.ts';
 export { resultText, sandboxLine, statusLine } from './tasks/task-format.ts';
-export { getTask, projectTasks } from './tasks/task-queries.ts';
+export { getTask, projectTasks, taskStatusText } from './tasks/task-queries.ts';
 export { removeWorktree } from './tasks/worktree.ts';

@@ -8,6 +8,7 @@ import type {
 import { z } from 'zod';
 import type { EngineContext } from './engine-context.ts';
 import type { ToolCall, ToolDefinition, UserAnswer, UserQuestion } from './tools/define-tool.ts';
+import { describeFileSystemError } from './util/file-system-error.ts';
 import { UserError } from './util/user-error.ts';
 
 export const SERVER_NAME = 'delegate-workers';
@@ -114,6 +115,8 @@ async function runTool(
     return { content: [{ type: 'text', text }] };
   } catch (error) {
     if (error instanceof UserError) return errorResult(error.message);
+    const fileProblem = describeFileSystemError(error, context.dataHome);
+    if (fileProblem) return errorResult(fileProblem);
     log(`${tool.name} failed unexpectedly: ${(error as Error).stack ?? String(error)}`);
     return errorResult(
       `${tool.name} failed with an internal error: ${(error as Error).message}. ` +

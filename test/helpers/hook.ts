@@ -11,13 +11,19 @@ export interface HookRun {
   json: any;
 }
 
-/** Runs a built hook bundle with `stdin` exactly as Claude Code would send it. */
+/**
+ * Runs a hook with `stdin` exactly as Claude Code would send it: a built bundle with this Node,
+ * or the PostToolUse shell entry (hooks/post-tool-use.sh) as hooks.json runs it.
+ */
 export function runHook(
-  bundle: 'pre-tool-use' | 'session-start',
+  bundle: 'pre-tool-use' | 'session-start' | 'post-tool-use.sh',
   stdin: string,
   env: Record<string, string>,
 ): HookRun {
-  const result = spawnSync(process.execPath, [join(REPO_ROOT, 'dist', `${bundle}.cjs`)], {
+  const [command, args] = bundle.endsWith('.sh')
+    ? ['sh', [join(REPO_ROOT, 'hooks', bundle)]]
+    : [process.execPath, [join(REPO_ROOT, 'dist', `${bundle}.cjs`)]];
+  const result = spawnSync(command, args, {
     input: stdin,
     env,
     encoding: 'utf8',
@@ -46,6 +52,26 @@ export function preToolUse(
     hook_event_name: 'PreToolUse',
     tool_name: toolName,
     tool_input: toolInput,
+    tool_use_id: 'toolu_test',
+  });
+}
+
+/** The PostToolUse payload Claude Code sends after a tool call, with the tool's own output. */
+export function postToolUse(
+  toolName: string,
+  toolInput: Record<string, unknown>,
+  toolResponse: unknown,
+  cwd: string,
+): string {
+  return JSON.stringify({
+    session_id: 'test-session',
+    transcript_path: join(cwd, '.transcript.jsonl'),
+    cwd,
+    permission_mode: 'default',
+    hook_event_name: 'PostToolUse',
+    tool_name: toolName,
+    tool_input: toolInput,
+    tool_response: toolResponse,
     tool_use_id: 'toolu_test',
   });
 }

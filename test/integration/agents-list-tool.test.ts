@@ -53,14 +53,14 @@ describe('agents_list', () => {
     expect(lines).toHaveLength(6);
   });
 
-  it('takes the plugin root from $CLAUDE_PLUGIN_ROOT and another project from workdir', async () => {
+  it('takes the plugin root from $CLAUDE_PLUGIN_ROOT and a sub-project from workdir', async () => {
     const plugin = join(world.root, 'plugin');
     mkdirSync(join(plugin, 'workers'), { recursive: true });
     writeFileSync(
       join(plugin, 'workers', 'only.md'),
       '---\ndescription: The only worker\n---\nWork.',
     );
-    const other = join(world.root, 'other');
+    const other = join(world.project, 'packages', 'other');
     mkdirSync(join(other, '.claude', 'skills', 'docs'), { recursive: true });
     writeFileSync(
       join(other, '.claude', 'skills', 'docs', 'SKILL.md'),
@@ -68,7 +68,7 @@ describe('agents_list', () => {
     );
     world.writeProjectFile('.claude/agents/hidden.md', 'Not listed for another workdir.');
     server = await startServer({ ...world.env, CLAUDE_PLUGIN_ROOT: plugin });
-    const { text } = await server.callText('agents_list', { workdir: '../other' });
+    const { text } = await server.callText('agents_list', { workdir: 'packages/other' });
     expect(text.split('\n').slice(1)).toEqual([
       'docs — Writes docs [project-skill: .claude/skills/docs/SKILL.md]',
       'only — The only worker [plugin-worker: workers/only.md]',
@@ -85,7 +85,7 @@ describe('agents_list', () => {
     const missing = await server.callText('agents_list', { workdir: 'nope' });
     expect(missing).toEqual({
       isError: true,
-      text: `workdir ${join(world.project, 'nope')} is not a directory: pass an existing project directory or omit it.`,
+      text: `workdir "nope" does not exist under the project (${world.project}). Name an existing directory, or omit workdir.`,
     });
   });
 });

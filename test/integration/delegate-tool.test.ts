@@ -1,7 +1,8 @@
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { postToolUse, runHook } from '../helpers/hook.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { CLOSED_URL, createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
@@ -78,6 +79,41 @@ describe('delegate over stdio', () => {
     expect(prompt).toContain('export const a = 1;');
     expect(prompt).toContain('export const b = 2;');
     expect(prompt).not.toContain('not matched');
+  });
+
+  it("sends an output the output guard saved (the digest's suggestion), and nothing else of the data home", async () => {
+    const output = makeLog(40 * 1024, 'ERROR checkout failed for order 77');
+    const hook = runHook(
+      'post-tool-use.sh',
+      postToolUse('Bash', { command: 'npm test' }, { stdout: output, stderr: '' }, world.project),
+      world.env,
+    );
+    const saved = /saved in (\S+);/.exec(
+      hook.json.hookSpecificOutput.updatedToolOutput.stdout,
+    )![1]!;
+    await withOpenAiWorker('The checkout of order 77 failed.');
+    const sent = await server!.callText('delegate', { task: 'Why did it fail?', files: [saved] });
+    expect(sent.isError).toBe(false);
+    const prompt = JSON.stringify(fake!.requests[0]!.body);
+    expect(prompt).toContain('ERROR checkout failed for order 77');
+    expect(prompt).toContain('saved-outputs/');
+
+    const outputs = join(world.dataHome, 'outputs');
+    writeFileSync(join(world.dataHome, 'credentials.json'), '{"profiles":{}}');
+    symlinkSync(join(world.dataHome, 'credentials.json'), join(outputs, 'link.txt'));
+    mkdirSync(join(outputs, 'nested'));
+    writeFileSync(join(outputs, 'nested', 'x.txt'), 'x');
+    for (const path of [
+      join(world.dataHome, 'credentials.json'),
+      join(world.dataHome, 'config.json'),
+      join(outputs, 'link.txt'),
+      join(outputs, 'nested', 'x.txt'),
+    ]) {
+      const refused = await server!.callText('delegate', { task: 'x', files: [path] });
+      expect(refused.isError, path).toBe(true);
+      expect(refused.text).toContain('outside the project');
+    }
+    expect(fake!.requests).toHaveLength(1);
   });
 
   it('writes the answer to write_to and returns only a preview, the path and the size', async () => {

@@ -168,7 +168,7 @@ describe('credentials.json file modes', () => {
     const { text, isError } = await server.callText('delegate', { task: 'hi' });
     expect(isError).toBe(true);
     expect(text).toContain(
-      'credentials.json is not valid JSON. Delete it and store the keys again',
+      'credentials.json is not valid JSON (cut off: the text ends early, as after an interrupted write), so the keys stored in it cannot be read. Move it away',
     );
     expect(text).not.toContain(KEY);
   });

@@ -70,19 +70,22 @@ const ROWS: Row[] = [
   // head and tail
   ['head big.log', 'allow'],
   ['head -n 100 big.log', 'allow'],
-  ['head -n 5000 big.log', 'deny', 'over 2,000 lines'],
-  ['head -5000 big.log', 'deny'],
-  ['head --lines=3000 big.log', 'deny'],
+  ['head -n 5000 big.log', 'allow', 'lines are not bytes: measured after the call'],
+  ['head -5000 big.log', 'allow', 'lines are not bytes'],
+  ['head --lines=3000 big.log', 'allow', 'lines are not bytes'],
+  ['head -c +100000 big.log', 'deny', 'a signed byte count over the threshold'],
+  ['head -c -10 big.log', 'allow', 'all but the last 10 bytes: not provably big'],
+  ['tail -c 100000 big.log', 'deny', 'bytes over the threshold'],
   ['head -c 1000 big.log', 'allow'],
   ['head -c 100000 big.log', 'deny', 'bytes over the threshold'],
   ['head -c 1M big.log', 'deny'],
-  ['head -n -10 big.log', 'deny', 'all but the last 10 lines'],
+  ['head -n -10 big.log', 'allow', 'all but the last 10 lines: not provable from the command'],
   ['tail -n 50 big.log', 'allow'],
-  ['tail -n +1 big.log', 'deny', 'from line 1 to the end'],
+  ['tail -n +1 big.log', 'allow', 'from line 1 to the end: lines, measured after the call'],
   ['tail -f big.log', 'allow'],
   ['tail -100f big.log', 'allow'],
   ['tail -F -n 100 /var/log/syslog', 'allow'],
-  ['tail -n 20000 /var/log/syslog', 'deny'],
+  ['tail -n 20000 /var/log/syslog', 'allow', 'lines are not bytes'],
   ['head -n $N big.log', 'allow', 'unknown count'],
   // Quoting and escapes
   ['cat "big file.log"', 'deny'],
@@ -130,7 +133,7 @@ const ROWS: Row[] = [
   ['f() { cat big.log; }', 'allow', 'a definition runs nothing'],
   // Wrappers
   ['sudo cat /var/log/syslog', 'deny'],
-  ['sudo -u root tail -n 5000 /var/log/syslog', 'deny'],
+  ['sudo -u root tail -c 500000 /var/log/syslog', 'deny'],
   ['env LC_ALL=C cat big.log', 'deny'],
   ['LC_ALL=C cat big.log', 'deny'],
   ['command cat big.log', 'deny'],
@@ -179,7 +182,8 @@ const ROWS: Row[] = [
   // Downstream bounds
   ['cat big.log | head', 'allow'],
   ['cat big.log | head -n 2000', 'allow'],
-  ['cat big.log | head -n 5000', 'deny'],
+  ['cat big.log | head -n 5000', 'allow', 'bounded by lines: measured after the call'],
+  ['cat big.log | head -c 90000', 'deny', 'bounded by bytes over the threshold'],
   ['cat big.log | head -c 100000', 'deny'],
   ['cat big.log | tail -n 30', 'allow'],
   ['cat big.log | grep ERROR', 'allow'],
@@ -203,7 +207,12 @@ const ROWS: Row[] = [
   ['cat big.log | gzip', 'allow'],
   ['cat big.log | md5sum', 'allow'],
   ['cat big.log | sha256sum', 'allow'],
-  ['cat big.log | cut -c1-80', 'deny', 'cut prints every line'],
+  ['cat big.log | cut -c1-80', 'allow', 'cut prints part of each line: not provably big'],
+  ['sort -u -k1,1 big.log', 'allow', 'unique lines only: not provably big'],
+  ['sort -k2 big.log', 'deny', 'sort keeps every line'],
+  ['uniq big.log', 'allow', 'drops repeats: not provably big'],
+  ["tr -d '\\n' < big.log", 'allow', 'deletes characters'],
+  ['tr a-z A-Z < big.log', 'deny', 'maps characters one to one'],
   ['cat big.log | tr a-z A-Z', 'deny'],
   ['cat big.log | cat', 'deny'],
   ['cat big.log | cat > out.txt', 'allow'],
@@ -223,7 +232,7 @@ const ROWS: Row[] = [
   ['Get-Content big.log -Head 20', 'allow'],
   ['Get-Content -Path big.log -First:10', 'allow'],
   ['Get-Content big.log -Tail 100', 'allow'],
-  ['Get-Content big.log -Tail 5000', 'deny'],
+  ['Get-Content big.log -Tail 5000', 'allow', 'lines are not bytes'],
   ['Get-Content big.log | Select-Object -First 20', 'allow'],
   ['Get-Content big.log | Select -Last 10', 'allow'],
   ['Get-Content big.log | Select-String ERROR', 'allow'],
@@ -256,8 +265,8 @@ describe('classifyBash', () => {
       path: '/var/log/syslog',
       reader: 'Get-Content',
     });
-    expect(classifyBash('tail -n +1 big.log | cat', options)).toMatchObject({
-      reader: 'tail -n +1',
+    expect(classifyBash('tail -c 100000 big.log | cat', options)).toMatchObject({
+      reader: 'tail -c 100000',
     });
     expect(classifyBash('sort < big.log', options)).toMatchObject({ reader: 'sort' });
   });

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LargeReadSettings } from '../../server/src/config/read-settings.ts';
-import { guardLargeRead } from '../../server/src/hooks/large-read-guard.ts';
+import { windowBytes } from '../../server/src/hooks/hook-io.ts';
+import { guardLargeRead, type GuardFiles } from '../../server/src/hooks/large-read-guard.ts';
 
 /** Files the guard sees: absolute path → size and average line length. */
 const FILES = new Map<string, { size: number; lineBytes: number }>([
@@ -12,11 +16,25 @@ const FILES = new Map<string, { size: number; lineBytes: number }>([
   ['/proj/manual.pdf', { size: 900_000, lineBytes: 900_000 }],
   ['/proj/data.json', { size: 60_000, lineBytes: 60 }],
 ]);
-const files = {
+/** The files above as uniform lines; the real counting is tested on real files below. */
+const files: GuardFiles = {
   statFile: (path: string) => FILES.get(path)?.size,
   averageLineBytes: (path: string) => FILES.get(path)?.lineBytes ?? 80,
+  windowBytes: (path, { firstLine, lineCount, maxLineBytes }) => {
+    const { size = 0, lineBytes = 80 } = FILES.get(path) ?? {};
+    const lines = Math.ceil(size / lineBytes);
+    return (
+      Math.max(0, Math.min(lineCount, lines - firstLine + 1)) * Math.min(lineBytes, maxLineBytes)
+    );
+  },
 };
-const SETTINGS: LargeReadSettings = { mode: 'deny', thresholdBytes: 51_200 };
+const SETTINGS: LargeReadSettings = {
+  mode: 'deny',
+  thresholdBytes: 51_200,
+  toolThresholdBytes: {},
+  shouldDigest: true,
+  allowCommands: [],
+};
 
 type Row = [toolInput: Record<string, unknown>, expected: 'allow' | 'deny', note: string];
 
@@ -44,31 +62,14 @@ const READ_TABLE: Row[] = [
   [{}, 'allow', 'no path'],
 ];
 
-/** Grep calls: content mode over one big file without head_limit is the wasteful one. */
+/** Grep calls: what a search returns is not knowable before it runs; all are measured after. */
 const GREP_TABLE: Row[] = [
   [
     { pattern: 'ERROR', path: '/proj/big.log', output_mode: 'content' },
-    'deny',
-    'content over a big file',
-  ],
-  [
-    { pattern: 'ERROR', path: '/proj/big.log', output_mode: 'content', head_limit: 50 },
     'allow',
-    'bounded by head_limit',
+    'content over a big file: may match nothing',
   ],
-  [{ pattern: 'ERROR', path: '/proj/big.log' }, 'allow', 'default mode lists file names only'],
-  [{ pattern: 'ERROR', path: '/proj/big.log', output_mode: 'count' }, 'allow', 'count mode'],
-  [
-    { pattern: 'ERROR', path: '/proj/big.log', output_mode: 'files_with_matches' },
-    'allow',
-    'file names',
-  ],
-  [{ pattern: 'ERROR', path: '/proj/small.txt', output_mode: 'content' }, 'allow', 'small file'],
-  [
-    { pattern: 'ERROR', path: '/proj', output_mode: 'content' },
-    'allow',
-    'a directory, not one big file',
-  ],
+  [{ pattern: 'ERROR', path: '/proj', output_mode: 'content' }, 'allow', 'a directory'],
   [{ pattern: 'ERROR', output_mode: 'content' }, 'allow', 'no path: the whole project'],
 ];
 
@@ -125,5 +126,48 @@ describe('large-read guard: reasons and settings', () => {
         files,
       ),
     ).toBeUndefined();
+  });
+});
+
+describe('the bytes of a Read window, counted in the file', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'delegate-window-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, lines: string[]) => {
+    const path = join(dir, name);
+    writeFileSync(path, lines.join('\n'));
+    return path;
+  };
+  const window = (firstLine: number, lineCount: number) => ({
+    firstLine,
+    lineCount,
+    maxLineBytes: 2_000,
+  });
+
+  it('finds long lines far down a file whose start is short lines (a sample of the start did not)', () => {
+    const path = file('late-wide.log', [
+      ...Array.from({ length: 2_000 }, (_, i) => `short ${i}`),
+      ...Array.from({ length: 1_000 }, () => 'w'.repeat(1_999)),
+    ]);
+    expect(windowBytes(path, window(2_001, 1_000), Infinity)).toBe(1_000 * 1_999);
+    expect(windowBytes(path, window(1, 100), Infinity)).toBe(
+      Array.from({ length: 100 }, (_, i) => `short ${i}`.length).reduce((a, b) => a + b),
+    );
+    const decision = guardLargeRead(
+      { tool_name: 'Read', tool_input: { file_path: path, offset: 2_001, limit: 1_000 } },
+      SETTINGS,
+      { statFile: (p) => statSync(p).size, averageLineBytes: () => 8, windowBytes },
+    );
+    expect(decision?.decision).toBe('deny');
+  });
+
+  it('cuts each line at the limit, counts a last line without a newline, and stops past stopAbove', () => {
+    const path = file('mixed.txt', ['a'.repeat(5_000), 'bb', 'ccc']);
+    expect(windowBytes(path, window(1, 3), Infinity)).toBe(2_000 + 2 + 3);
+    expect(windowBytes(path, window(3, 10), Infinity)).toBe(3);
+    expect(windowBytes(path, window(9, 10), Infinity)).toBe(0);
+    expect(windowBytes(path, window(1, 3), 100)).toBeGreaterThan(100);
   });
 });

@@ -2,32 +2,64 @@ import { describe, expect, it } from 'vitest';
 import {
   briefProfiles,
   largeReadSettings,
+  thresholdFor,
   type RawConfig,
 } from '../../server/src/config/read-settings.ts';
 
 const config = (json: Record<string, unknown>, file = '/c.json'): RawConfig => ({ file, json });
 
 describe('largeReadSettings', () => {
-  it('defaults to deny over 50 KB', () => {
-    expect(largeReadSettings([], {})).toEqual({ mode: 'deny', thresholdBytes: 51_200 });
+  const defaults = { toolThresholdBytes: {}, shouldDigest: true, allowCommands: [] };
+
+  it('defaults to deny over 16 KB for every tool, digests on', () => {
+    const settings = largeReadSettings([], {});
+    expect(settings).toEqual({ mode: 'deny', thresholdBytes: 16_384, ...defaults });
+    expect(thresholdFor(settings, 'Bash')).toBe(16_384);
+    expect(thresholdFor(settings, 'Read')).toBe(16_384);
+    const higher = largeReadSettings([config({ largeRead: { thresholdKb: 100 } })], {});
+    expect(thresholdFor(higher, 'Read')).toBe(102_400);
+    const own = largeReadSettings([config({ largeRead: { toolThresholdKb: { Read: 8 } } })], {});
+    expect(thresholdFor(own, 'Read')).toBe(8_192);
   });
 
   it('layers config, project file and environment, later winning; ignores wrong types', () => {
     const user = config({ largeRead: { thresholdKb: 100, mode: 'ask' } });
-    const project = config({ largeRead: { thresholdKb: 'lots', mode: 'maybe' } });
+    const project = config({ largeRead: { thresholdKb: 'lots', mode: 'maybe', digest: 'no' } });
     expect(largeReadSettings([user, project], {})).toEqual({
       mode: 'ask',
       thresholdBytes: 102_400,
+      ...defaults,
     });
     expect(largeReadSettings([user, config({ largeRead: { thresholdKb: 10 } })], {})).toEqual({
       mode: 'ask',
       thresholdBytes: 10_240,
+      ...defaults,
     });
     expect(
       largeReadSettings([user], { DELEGATE_LARGE_READ: 'off', DELEGATE_LARGE_READ_KB: '8' }),
-    ).toEqual({
-      mode: 'off',
-      thresholdBytes: 8_192,
+    ).toEqual({ mode: 'off', thresholdBytes: 8_192, ...defaults, shouldDigest: false });
+  });
+
+  it('takes per-tool thresholds (0 = never digest), the digest switch and allowed commands from every file', () => {
+    const user = config({
+      largeRead: {
+        toolThresholdKb: { Bash: 32, Nope: 1, Grep: -1 },
+        allowCommands: ['git diff', 7, ' '],
+      },
+    });
+    const project = config({
+      largeRead: {
+        toolThresholdKb: { mcp: 0, Read: 'x' },
+        digest: false,
+        allowCommands: ['npm test'],
+      },
+    });
+    expect(largeReadSettings([user, project], {})).toEqual({
+      mode: 'deny',
+      thresholdBytes: 16_384,
+      toolThresholdBytes: { Bash: 32_768, mcp: 0 },
+      shouldDigest: false,
+      allowCommands: ['git diff', 'npm test'],
     });
   });
 });

@@ -1,9 +1,10 @@
 import { homedir } from 'node:os';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import matter from 'gray-matter';
 import type { Environment } from '../config/paths.ts';
+import { readRegularFileSync } from '../util/regular-file.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 
 export type AgentTier = 'project-agent' | 'project-skill' | 'user-agent' | 'plugin-worker';
@@ -174,7 +175,7 @@ function readForListing(name: string, tier: AgentTier, path: string): ListedAgen
 }
 
 function readAgent(name: string, tier: AgentTier, path: string): AgentDefinition {
-  const { data, content } = parseFrontMatter(readFileSync(path, 'utf8'), path);
+  const { data, content } = parseFrontMatter(readAgentText(path), path);
   const description = optionalString(data, 'description', path);
   const profile = optionalString(data, 'delegate-profile', path);
   const tools = toolList(data.tools ?? data['allowed-tools'], path);
@@ -189,6 +190,17 @@ function readAgent(name: string, tier: AgentTier, path: string): AgentDefinition
     ...(tools !== undefined ? { tools } : {}),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
   };
+}
+
+/** Only a regular file is read: a FIFO named like an agent would block the server. */
+function readAgentText(path: string): string {
+  const label = `Agent file ${path}`;
+  try {
+    return readRegularFileSync(path, label, 'agent definitions are regular files.').toString();
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(`${label} cannot be read (${errorMessage(error)}); fix or remove it.`);
+  }
 }
 
 function parseFrontMatter(

@@ -5,6 +5,7 @@ import { loadConfig } from '../config/load-config.ts';
 import { describeProviders } from '../providers/describe-providers.ts';
 import { describeStatusLineSetup } from '../statusline/install-statusline.ts';
 import { errorMessage } from '../util/user-error.ts';
+import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
 type Level = 'ok' | 'warn' | 'FAIL';
@@ -44,7 +45,7 @@ profile (reachable, key present), the OS sandbox and Claude Code. Exit 1 when so
     ];
     for (const check of checks) {
       const detail = check.detail ? `\n${indent(check.detail)}` : '';
-      context.stdout.write(`${check.level.padEnd(4)} ${check.what}${detail}\n`);
+      context.stdout.write(inCliWords(`${check.level.padEnd(4)} ${check.what}${detail}\n`));
     }
     const failed = checks.filter((check) => check.level === 'FAIL').length;
     context.stdout.write(failed ? `\n${failed} check(s) failed.\n` : '\nAll checks passed.\n');

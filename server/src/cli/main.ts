@@ -3,8 +3,10 @@
  * subcommands, each a small module loaded only when it runs.
  */
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
+import { describeFileSystemError } from '../util/file-system-error.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 import { VERSION } from '../version.ts';
+import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
 const COMMANDS: Record<string, () => Promise<CliCommand>> = {
@@ -24,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
   usage: async () => (await import('./usage-command.ts')).usageCommand,
   statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
+  uninstall: async () => (await import('./uninstall-command.ts')).uninstallCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -85,10 +88,13 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
+    const fileProblem = describeFileSystemError(error, resolveDataHome(process.env));
     process.stderr.write(
       error instanceof UserError
-        ? `delegate: ${error.message}\n`
-        : `delegate: internal error: ${(error as Error).stack ?? errorMessage(error)}\n`,
+        ? `delegate: ${inCliWords(error.message)}\n`
+        : fileProblem
+          ? `delegate: ${fileProblem}\n`
+          : `delegate: internal error: ${(error as Error).stack ?? errorMessage(error)}\n`,
     );
     process.exitCode = 1;
   },

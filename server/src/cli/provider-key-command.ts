@@ -1,5 +1,5 @@
 import { keyPromptText, keyTarget, storeEnteredKey } from '../config/enter-key.ts';
-import { CLI_WORDING } from '../util/wording.ts';
+import { CLI_WORDING, inCliWords } from '../util/wording.ts';
 import { UserError } from '../util/user-error.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
@@ -32,11 +32,11 @@ profile's host (it is never sent elsewhere). On a copilot profile it runs the Gi
     const input = context.stdin.isTTY
       ? await readHidden(
           context,
-          `${keyPromptText(target, context.dataHome)}\nKey (input hidden): `,
+          `${inCliWords(keyPromptText(target, context.dataHome))}\nKey (input hidden): `,
         )
       : await readAll(context.stdin);
     context.stdout.write(
-      `${await storeEnteredKey(context.dataHome, target, input, context.now())}\n`,
+      `${inCliWords(await storeEnteredKey(context.dataHome, target, input, context.now()))}\n`,
     );
     return 0;
   },

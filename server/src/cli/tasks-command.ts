@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
-import { isTerminal, listJobs, type JobFile } from '../tasks/job-store.ts';
-import { reconcileJob } from '../tasks/reconcile.ts';
+import { damagedStatusLine, type DamagedJob } from '../tasks/damaged-jobs.ts';
+import { isTerminal, type JobFile } from '../tasks/job-store.ts';
+import { projectTaskList } from '../tasks/task-queries.ts';
 import { statusLine } from '../tasks/task-format.ts';
 import { CLI_WORDING } from '../util/wording.ts';
 import { parseCli } from './cli-args.ts';
@@ -19,7 +20,9 @@ export const tasksCommand: CliCommand = {
 worker died shows as lost.
 
 Options:
-  --json   one JSON array of tasks (id, state, verdict, reviewed, createdAt, task, line); [] when none`,
+  --json   one JSON array of tasks (id, state, verdict, reviewed, createdAt, task, line); [] when none.
+           A task whose files do not parse has state "damaged" and a "damaged" object (file,
+           problem, worktree, branch); delegate cleanup <id> removes it.`,
   async run(args, context) {
     const parsed = parseCli(args, { json: { type: 'boolean' } }, USAGE, context);
     if (!parsed) return 2;
@@ -28,16 +31,14 @@ Options:
       return 2;
     }
     const project = realpathSync(context.projectDir);
-    const jobs = await Promise.all(
-      listJobs(context.dataHome)
-        .filter((job) => job.project === project)
-        .map((job) => reconcileJob(context.dataHome, job)),
-    );
+    const { jobs, damaged } = await projectTaskList(context.dataHome, project);
     if (parsed.values.json) {
-      context.stdout.write(`${JSON.stringify(jobs.map(taskJson))}\n`);
+      const entries = [...jobs.map(taskJson), ...damaged.map(damagedJson)];
+      context.stdout.write(`${JSON.stringify(entries)}\n`);
       return 0;
     }
-    if (jobs.length === 0) {
+    for (const job of damaged) context.stdout.write(`${damagedStatusLine(job, CLI_WORDING)}\n`);
+    if (jobs.length === 0 && damaged.length === 0) {
       context.stdout.write(`No tasks in this project (${project}).\n`);
       return 0;
     }
@@ -58,5 +59,23 @@ function taskJson(job: JobFile) {
     createdAt: job.createdAt,
     task: job.task,
     line: statusLine(job, Date.now(), CLI_WORDING),
+  };
+}
+
+function damagedJson(job: DamagedJob) {
+  return {
+    id: job.id,
+    state: 'damaged',
+    verdict: null,
+    reviewed: false,
+    createdAt: null,
+    task: null,
+    line: damagedStatusLine(job, CLI_WORDING),
+    damaged: {
+      file: job.file,
+      problem: job.problem,
+      worktree: job.worktreePath ?? null,
+      branch: job.branch ?? null,
+    },
   };
 }

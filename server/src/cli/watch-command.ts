@@ -8,6 +8,7 @@ import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 import { watchJobs } from './job-watch.ts';
 import { decideAnnouncements, type AnnouncedRecord, type WatchedJob } from './task-transitions.ts';
+import { parseJson } from '../util/read-json.ts';
 
 const POLL_MS = 30_000;
 const ACTIVE = new Set(['queued', 'running', 'needs_input']);
@@ -116,7 +117,7 @@ function ownJobs(dataHome: string, project: string): WatchedJob[] {
 
 function readRecord(path: string): AnnouncedRecord {
   try {
-    const file = JSON.parse(readFileSync(path, 'utf8')) as { announced?: unknown };
+    const file = parseJson(readFileSync(path, 'utf8')) as { announced?: unknown };
     const announced = file.announced;
     if (typeof announced !== 'object' || announced === null) return {};
     return Object.fromEntries(
@@ -132,7 +133,7 @@ function readRecord(path: string): AnnouncedRecord {
 /** Files in the task's diff once its result is written; undefined before (job.json counts then). */
 function filesChanged(dataHome: string, id: string): number | undefined {
   try {
-    const result = JSON.parse(readFileSync(join(jobsDir(dataHome), id, 'result.json'), 'utf8')) as {
+    const result = parseJson(readFileSync(join(jobsDir(dataHome), id, 'result.json'), 'utf8')) as {
       filesChanged?: unknown;
     };
     return Array.isArray(result.filesChanged) ? result.filesChanged.length : undefined;

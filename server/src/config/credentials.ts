@@ -1,5 +1,6 @@
-import { chmodSync, readFileSync, statSync } from 'node:fs';
-import { UserError } from '../util/user-error.ts';
+import { chmodSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { parseJson, readJsonFile } from '../util/read-json.ts';
+import { errorMessage, UserError } from '../util/user-error.ts';
 import { writeSecretFileSync } from '../util/secret-file.ts';
 import { credentialsPath } from './paths.ts';
 
@@ -29,16 +30,37 @@ export function keyOrigin(baseUrl: string): string {
   return new URL(baseUrl).origin;
 }
 
+/**
+ * credentials.json cannot be used (garbage, cut off, a directory, unreadable): only profiles that
+ * need a stored key are affected, and their error names the file and the fix.
+ */
+export class CredentialsError extends UserError {}
+
+function credentialsProblem(file: string, problem: string): CredentialsError {
+  return new CredentialsError(
+    `${file} ${problem}, so the keys stored in it cannot be read. Move it away (e.g. mv ${file} ${file}.broken) ` +
+      'and store the keys again with provider_key (or `delegate provider-key <profile>` in a terminal). ' +
+      'Profiles that need no stored key (local ones, and those with api_key_env set) keep working meanwhile.',
+  );
+}
+
 /** Reads the stored keys, first making a file that others could read private again. */
 export function readCredentials(dataHome: string): Credentials {
   const file = credentialsPath(dataHome);
-  let mode: number;
+  let stats: Stats;
   try {
-    mode = statSync(file).mode & 0o777;
+    stats = statSync(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { keys: {} };
-    throw new UserError(`Cannot read ${file}: ${(error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { keys: {} };
+    throw credentialsProblem(file, `cannot be read (${code ?? errorMessage(error)})`);
   }
+  if (!stats.isFile())
+    throw credentialsProblem(
+      file,
+      stats.isDirectory() ? 'is a directory, not a file' : 'is not a regular file',
+    );
+  const mode = stats.mode & 0o777;
   let repaired: string | undefined;
   if ((mode & 0o077) !== 0) {
     chmodSync(file, PRIVATE_MODE);
@@ -46,19 +68,15 @@ export function readCredentials(dataHome: string): Credentials {
       `${file} was readable by other users (mode ${mode.toString(8).padStart(4, '0')}); it is now 0600. ` +
       'Replace the keys it held if others could have read them.';
   }
-  return { keys: parseKeys(file, readFileSync(file, 'utf8')), ...(repaired ? { repaired } : {}) };
+  return { keys: parseKeys(file), ...(repaired ? { repaired } : {}) };
 }
 
-function parseKeys(file: string, text: string): Record<string, StoredKey> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // The parser's message quotes the text, which holds keys: never pass it on.
-    throw new UserError(
-      `${file} is not valid JSON. Delete it and store the keys again with provider_key.`,
-    );
-  }
+function parseKeys(file: string): Record<string, StoredKey> {
+  // The parser's message quotes the text, which holds keys: never pass it on.
+  const read = readJsonFile(file, { isSecret: true });
+  if (read === undefined) return {};
+  if ('problem' in read) throw credentialsProblem(file, read.problem);
+  const json = read.value;
   const keys = (json as { keys?: unknown } | null)?.keys;
   if (!keys || typeof keys !== 'object') return {};
   const valid: Record<string, StoredKey> = {};
@@ -70,9 +88,19 @@ function parseKeys(file: string, text: string): Record<string, StoredKey> {
   return valid;
 }
 
+/** readCredentials' note for `providers`: the mode repair, or why the file cannot be used. */
+export function credentialsNote(dataHome: string): string | undefined {
+  try {
+    return readCredentials(dataHome).repaired;
+  } catch (error) {
+    return errorMessage(error);
+  }
+}
+
 /** The stored key of one profile, if any. */
 export function storedKey(dataHome: string, profile: string): StoredKey | undefined {
-  return readCredentials(dataHome).keys[profile];
+  const { keys } = readCredentials(dataHome);
+  return Object.hasOwn(keys, profile) ? keys[profile] : undefined;
 }
 
 /** Stores (or replaces) a profile's key bound to `origin`; call under the settings lock. */
@@ -134,7 +162,7 @@ function otherSections(dataHome: string): Record<string, unknown> {
     return {};
   }
   try {
-    const sections = { ...(JSON.parse(text) as Record<string, unknown>) };
+    const sections = { ...(parseJson(text) as Record<string, unknown>) };
     delete sections.version;
     delete sections.keys;
     return sections;

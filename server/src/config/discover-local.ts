@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { getJson } from '../providers/http-stream.ts';
+import { UserError } from '../util/user-error.ts';
 import { secretRedactor } from '../util/secret-redactor.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { resolveDataHome, type Environment } from './paths.ts';
@@ -42,24 +44,60 @@ export interface DiscoveredSnapshot {
 
 /**
  * Probes the usual local ports at once and returns the first (in preference order) that
- * serves at least one model that can chat. Tests point it elsewhere with
+ * serves at least one model that can chat; undefined when no server answers. A server that
+ * answers but lists no model that can chat (only embedding models, or none pulled yet) is no
+ * worker either, and since silence would read as "no server found" it is an error naming the
+ * server, its models and how to get a chat model. Tests point it elsewhere with
  * `DELEGATE_DISCOVERY_URLS_FOR_TEST` (comma-separated `name=baseUrl` pairs).
  */
 export async function discoverLocalServer(env: Environment): Promise<DiscoveredServer | undefined> {
   const candidates = candidatesFrom(env);
   const probes = candidates.map(async (candidate) => ({
     ...candidate,
-    models: await listOpenAiModels(candidate.baseUrl, PROBE_TIMEOUT_MS).catch(() => []),
+    models: await listOpenAiModels(candidate.baseUrl, PROBE_TIMEOUT_MS).catch(() => undefined),
   }));
   // No key is sent to a probe, but a model name is shown and reused: it carries no key either.
   const redactor = secretRedactor(knownSecrets(resolveDataHome(env), [], env));
+  const withoutChat: Array<{ name: string; baseUrl: string; models: string[] }> = [];
   for (const result of await Promise.all(probes)) {
-    if (result.models.length === 0) continue;
+    if (result.models === undefined) continue;
     const models = redactor.value(result.models);
     const pick = await firstChatModel(result, models, PROBE_TIMEOUT_MS);
     if (pick) return { ...result, models, ...pick };
+    withoutChat.push({ ...result, models });
   }
+  if (withoutChat.length > 0) throw new UserError(noChatModelMessage(withoutChat, env));
   return undefined;
+}
+
+/** How to get a chat model onto each kind of local server. */
+const PULL_HINTS: Record<string, string> = {
+  Ollama:
+    'pull one: `ollama pull qwen3-coder:30b` (any model whose `ollama show` lists "completion")',
+  'LM Studio': 'download a chat model in LM Studio and load it (or `lms load <model>`)',
+  'llama.cpp': 'restart llama-server with a chat model: `llama-server -m <chat model>.gguf`',
+  vLLM: 'serve a chat model: `vllm serve <chat model>`',
+  LiteLLM: 'add a chat model to its model_list',
+};
+
+function noChatModelMessage(
+  servers: ReadonlyArray<{ name: string; baseUrl: string; models: string[] }>,
+  env: Environment,
+): string {
+  const found = servers.map(({ name, baseUrl, models }) => {
+    const listed = models.length
+      ? `lists only models that cannot chat (${models.slice(0, 8).join(', ')}${models.length > 8 ? ', …' : ''})`
+      : 'lists no models';
+    return `${name} at ${baseUrl} ${listed}; ${PULL_HINTS[name] ?? 'load a chat model on it'}.`;
+  });
+  const first = servers[0]!;
+  const config = join(resolveDataHome(env), 'config.json');
+  return (
+    `No worker to use: a local model server answered, but with no model that can chat (embedding, rerank ` +
+    `and speech models cannot answer a call). ${found.join(' ')} delegate picks a chat model up on the next ` +
+    `call. To pin one (also when a model can chat but its name says otherwise), add a profile to ${config}: ` +
+    `{"profiles":{"local":{"format":"openai","baseUrl":"${first.baseUrl}","model":"<chat model>","local":true}}}.`
+  );
 }
 
 export function discoveredProfile(server: DiscoveredServer): ResolvedProfile {
@@ -104,12 +142,17 @@ export function describeLocalPorts(): string {
   return LOCAL_SERVERS.map((server) => `${server.name} ${new URL(server.baseUrl).port}`).join(', ');
 }
 
-/** Through the same safe client as model calls: discovery never reaches a metadata address either. */
-async function listOpenAiModels(baseUrl: string, timeoutMs: number): Promise<string[]> {
-  const body = (await getJson(`${baseUrl}/models`, {}, timeoutMs)) as {
-    data?: Array<{ id?: unknown }>;
-  };
-  return (body.data ?? []).flatMap((entry) => (typeof entry.id === 'string' ? [entry.id] : []));
+/**
+ * Through the same safe client as model calls: discovery never reaches a metadata address either.
+ * Undefined unless the answer is a model list (`data` an array): another kind of server on the
+ * port is no model server.
+ */
+async function listOpenAiModels(baseUrl: string, timeoutMs: number): Promise<string[] | undefined> {
+  const body = (await getJson(`${baseUrl}/models`, {}, timeoutMs)) as { data?: unknown } | null;
+  if (!Array.isArray(body?.data)) return undefined;
+  return (body.data as Array<{ id?: unknown }>).flatMap((entry) =>
+    typeof entry?.id === 'string' ? [entry.id] : [],
+  );
 }
 
 function candidatesFrom(env: Environment): Array<{ name: string; baseUrl: string }> {

@@ -1,6 +1,6 @@
 import type { DiscoveredSnapshot } from './discover-local.ts';
-import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
+import { readJsonFile } from '../util/read-json.ts';
 import { UserError } from '../util/user-error.ts';
 import { keyOrigin } from './credentials.ts';
 import { localFlagError, localFlagProblem } from './local-address.ts';
@@ -190,23 +190,15 @@ function checkLocalFlags(profiles: ReadonlyMap<string, ResolvedProfile>): void {
 }
 
 function readConfigFile(file: string): ConfigFile | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new UserError(`Cannot read config ${file}: ${(error as Error).message}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
+  const read = readJsonFile(file);
+  if (read === undefined) return undefined;
+  if ('problem' in read) {
     throw new UserError(
-      `Invalid config in ${file}: not valid JSON (${(error as Error).message}). ` +
+      `Invalid config in ${file}: ${read.problem.replace(/^is /, '')}. ` +
         'Fix the syntax (no comments or trailing commas) and call again.',
     );
   }
-  return validateConfig(file, json);
+  return validateConfig(file, read.value);
 }
 
 function validateConfig(file: string, json: unknown): ConfigFile {

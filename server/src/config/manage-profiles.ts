@@ -4,16 +4,21 @@ import { withFileLock } from '../engine/file-lock.ts';
 import { checkEndpointUrl } from '../providers/endpoint-safety.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
-import { keyOrigin, readCredentials, removeKey } from './credentials.ts';
+import {
+  CredentialsError,
+  keyOrigin,
+  readCredentials,
+  removeKey,
+  type StoredKey,
+} from './credentials.ts';
+import { parseJson } from '../util/read-json.ts';
 import { ENV_PROFILE_NAME, listNames, loadConfig, type LoadedConfig } from './load-config.ts';
 import { configPath, settingsLockPath } from './paths.ts';
 import { describeAuth } from './profile-endpoint.ts';
 import { formatProfileIssues } from './profile-input.ts';
-import { profileSchema } from './schema.ts';
+import { profileNameProblem, profileSchema } from './schema.ts';
 
 type Json = Record<string, unknown>;
-
-const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /**
  * Saves a profile to the user's config.json (never the project file): the given fields over
@@ -27,12 +32,12 @@ export async function setProfile(
   patch: Json,
   makeDefault: boolean,
 ): Promise<string> {
-  checkName(name);
+  checkName(name, { isNew: true });
   return withFileLock(settingsLockPath(context.dataHome), () => {
     const file = configPath(context.dataHome);
     const json = readUserConfig(file);
-    const profiles = { ...(json.profiles as Json | undefined) };
-    const existing = profiles[name] as Json | undefined;
+    const profiles = profilesOf(json);
+    const existing = Object.hasOwn(profiles, name) ? (profiles[name] as Json) : undefined;
     const merged = { ...existing, ...patch };
     const parsed = profileSchema.safeParse(merged);
     if (!parsed.success) {
@@ -52,18 +57,21 @@ export async function setProfile(
 
 /** Removes a profile from the user's config.json and forgets its stored key. */
 export async function removeProfile(context: EngineContext, name: string): Promise<string> {
+  checkName(name);
   return withFileLock(settingsLockPath(context.dataHome), () => {
     const file = configPath(context.dataHome);
     const json = readUserConfig(file);
-    const profiles = { ...(json.profiles as Json | undefined) };
-    if (!(name in profiles)) throw notInUserConfig(context, name, file, Object.keys(profiles));
+    const profiles = profilesOf(json);
+    if (!Object.hasOwn(profiles, name)) {
+      throw notInUserConfig(context, name, file, Object.keys(profiles));
+    }
     delete profiles[name];
-    const next: Json = { ...json, profiles };
+    const next: Json = { ...json, profiles: { ...profiles } };
     const wasDefault = next.defaultProfile === name;
     if (wasDefault) delete next.defaultProfile;
     validated(context, next);
     writeFileAtomicSync(file, `${JSON.stringify(next, null, 2)}\n`);
-    const hadKey = removeKey(context.dataHome, name);
+    const hadKey = hasStoredKey(context.dataHome, name) && removeKey(context.dataHome, name);
     const text = [
       `Removed profile "${name}" from ${file}${hadKey ? ' and its stored key' : ''}.`,
       wasDefault
@@ -77,13 +85,10 @@ export async function removeProfile(context: EngineContext, name: string): Promi
   });
 }
 
-function checkName(name: string): void {
-  if (!PROFILE_NAME.test(name)) {
-    throw new UserError(
-      `name: "${name}" is not a valid profile name; use letters, digits, "-", "_" or "." (at most 64).`,
-    );
-  }
-  if (name === ENV_PROFILE_NAME) {
+function checkName(name: string, options: { isNew?: boolean } = {}): void {
+  const problem = profileNameProblem(name, 'name', options);
+  if (problem) throw new UserError(problem);
+  if (options.isNew && name === ENV_PROFILE_NAME) {
     throw new UserError(
       'name: "env" is the environment-only profile (DELEGATE_BASE_URL, DELEGATE_MODEL, …); choose another name.',
     );
@@ -107,7 +112,7 @@ function readUserConfig(file: string): Json {
     throw new UserError(`Cannot read ${file}: ${(error as Error).message}`);
   }
   try {
-    const json: unknown = JSON.parse(text);
+    const json: unknown = parseJson(text);
     if (json && typeof json === 'object' && !Array.isArray(json)) return json as Json;
   } catch {
     // Reported below.
@@ -126,8 +131,36 @@ function validated(context: EngineContext, next: Json): LoadedConfig {
   }
 }
 
+/**
+ * The profiles of a config file as a prototype-free object: "constructor" or "toString" are
+ * names like any other, never something every object has.
+ */
+function profilesOf(json: Json): Json {
+  const profiles = json.profiles;
+  const copy = Object.create(null) as Json;
+  return profiles && typeof profiles === 'object' ? Object.assign(copy, profiles) : copy;
+}
+
+function hasStoredKey(dataHome: string, name: string): boolean {
+  try {
+    return Object.hasOwn(readCredentials(dataHome).keys, name);
+  } catch (error) {
+    // An unreadable credentials.json: the profile goes; its key, if any, cannot be found.
+    if (error instanceof CredentialsError) return false;
+    throw error;
+  }
+}
+
 function dropKeyForOtherHost(dataHome: string, name: string, baseUrl: string): string | undefined {
-  const stored = readCredentials(dataHome).keys[name];
+  let stored: StoredKey | undefined;
+  try {
+    const { keys } = readCredentials(dataHome);
+    stored = Object.hasOwn(keys, name) ? keys[name] : undefined;
+  } catch (error) {
+    // An unreadable credentials.json holds no key this profile could carry elsewhere.
+    if (error instanceof CredentialsError) return undefined;
+    throw error;
+  }
   if (!stored || stored.origin === keyOrigin(baseUrl)) return undefined;
   removeKey(dataHome, name);
   return stored.origin;

@@ -54,3 +54,8 @@ export function slotsDir(dataHome: string): string {
 export function budgetLockPath(dataHome: string): string {
   return join(dataHome, 'budget', 'lock');
 }
+
+/** Big tool outputs the output guard saved whole, for the worker (bounded retention). */
+export function outputsDir(dataHome: string): string {
+  return join(dataHome, 'outputs');
+}

@@ -1,7 +1,7 @@
 import { UserError } from '../util/user-error.ts';
 import { copilotAuth, copilotEndpoint } from '../providers/copilot/copilot-profile.ts';
 import type { Endpoint } from '../providers/spec.ts';
-import { keyOrigin, storedKey } from './credentials.ts';
+import { CredentialsError, keyOrigin, storedKey, type StoredKey } from './credentials.ts';
 import type { ResolvedProfile } from './load-config.ts';
 import { isCliFormat } from './schema.ts';
 import type { Environment } from './paths.ts';
@@ -47,7 +47,19 @@ function keyFor(profile: ResolvedProfile, env: Environment): KeyLookup {
   // A CLI engine with no endpoint of its own uses the CLI's login.
   if (isCliFormat(profile.format) && !profile.baseUrl) return { summary: 'the CLI’s own login' };
   const origin = keyOrigin(profile.baseUrl);
-  const stored = profile.dataHome ? storedKey(profile.dataHome, profile.name) : undefined;
+  let stored: StoredKey | undefined;
+  try {
+    stored = profile.dataHome ? storedKey(profile.dataHome, profile.name) : undefined;
+  } catch (error) {
+    // A broken credentials.json stops only the profiles that need a key from it.
+    if (!(error instanceof CredentialsError)) throw error;
+    if (profile.apiKeyEnv) return keyFromEnv(profile, env, origin);
+    if (profile.local) return { summary: 'no key needed (credentials.json unreadable)' };
+    return {
+      summary: 'stored key UNREADABLE: credentials.json is damaged',
+      problem: error.message,
+    };
+  }
   if (stored && stored.origin === origin) {
     return { apiKey: stored.key, summary: `key stored in credentials.json for ${origin}` };
   }

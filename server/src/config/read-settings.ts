@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseJson } from '../util/read-json.ts';
 import { configPath, projectConfigPath, type Environment } from './paths.ts';
 
 /**
@@ -15,7 +16,7 @@ export function readRawConfigs(dataHome: string, projectDir: string): RawConfig[
   const configs: RawConfig[] = [];
   for (const file of [configPath(dataHome), projectConfigPath(projectDir)]) {
     try {
-      const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      const json: unknown = parseJson(readFileSync(file, 'utf8'));
       if (json && typeof json === 'object' && !Array.isArray(json)) {
         configs.push({ file, json: json as Record<string, unknown> });
       }
@@ -29,12 +30,33 @@ export function readRawConfigs(dataHome: string, projectDir: string): RawConfig[
 export const LARGE_READ_MODES = ['deny', 'ask', 'off'] as const;
 export type LargeReadMode = (typeof LARGE_READ_MODES)[number];
 
+/** The tools whose outputs the guard measures, and `mcp` for every other server's tools. */
+export const GUARDED_OUTPUTS = ['Bash', 'Read', 'Grep', 'Glob', 'WebFetch', 'mcp'] as const;
+
 export interface LargeReadSettings {
+  /** What the predictive layer does with a call it can prove is big; `off` also stops the measured layer. */
   mode: LargeReadMode;
   thresholdBytes: number;
+  /** Per-tool thresholds (`mcp` for other servers' tools); 0 means never digest that tool. */
+  toolThresholdBytes: Readonly<Record<string, number>>;
+  /** The measured layer: big real outputs become digests. */
+  shouldDigest: boolean;
+  /** Bash commands (prefixes, whole words) whose full output the user always wants. */
+  allowCommands: readonly string[];
 }
 
-export const DEFAULT_LARGE_READ_KB = 50;
+export const DEFAULT_LARGE_READ_KB = 16;
+/** The threshold of one tool's output: its own if set, else the general one. */
+export function thresholdFor(settings: LargeReadSettings, kind: string): number {
+  return settings.toolThresholdBytes[kind] ?? settings.thresholdBytes;
+}
+
+const kilobytes = (raw: unknown, isZeroAllowed = false): number | undefined => {
+  const kb = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  return typeof kb === 'number' && Number.isFinite(kb) && (kb > 0 || (isZeroAllowed && kb === 0))
+    ? kb
+    : undefined;
+};
 
 /** Guard settings: defaults, then config.json, then the project file, then the environment. */
 export function largeReadSettings(
@@ -43,17 +65,44 @@ export function largeReadSettings(
 ): LargeReadSettings {
   let mode: LargeReadMode = 'deny';
   let thresholdKb = DEFAULT_LARGE_READ_KB;
+  let shouldDigest = true;
+  const toolKb: Record<string, number> = {};
+  const allowCommands: string[] = [];
   const apply = (rawMode: unknown, rawKb: unknown) => {
     if (LARGE_READ_MODES.includes(rawMode as LargeReadMode)) mode = rawMode as LargeReadMode;
-    const kb = typeof rawKb === 'string' && rawKb.trim() !== '' ? Number(rawKb) : rawKb;
-    if (typeof kb === 'number' && Number.isFinite(kb) && kb > 0) thresholdKb = kb;
+    thresholdKb = kilobytes(rawKb) ?? thresholdKb;
   };
   for (const { json } of configs) {
-    const section = json.largeRead as { mode?: unknown; thresholdKb?: unknown } | undefined;
-    if (section && typeof section === 'object') apply(section.mode, section.thresholdKb);
+    const section = json.largeRead as Record<string, unknown> | undefined;
+    if (!section || typeof section !== 'object') continue;
+    apply(section.mode, section.thresholdKb);
+    if (typeof section.digest === 'boolean') shouldDigest = section.digest;
+    const perTool = section.toolThresholdKb;
+    if (perTool && typeof perTool === 'object') {
+      for (const kind of GUARDED_OUTPUTS) {
+        const kb = kilobytes((perTool as Record<string, unknown>)[kind], true);
+        if (kb !== undefined) toolKb[kind] = kb;
+      }
+    }
+    if (Array.isArray(section.allowCommands)) {
+      allowCommands.push(
+        ...section.allowCommands
+          .filter((entry): entry is string => typeof entry === 'string' && entry.trim() !== '')
+          .map((entry) => entry.trim()),
+      );
+    }
   }
   apply(env.DELEGATE_LARGE_READ?.trim(), env.DELEGATE_LARGE_READ_KB);
-  return { mode, thresholdBytes: Math.round(thresholdKb * 1024) };
+  const toolThresholdBytes = Object.fromEntries(
+    Object.entries(toolKb).map(([kind, kb]) => [kind, Math.round(kb * 1024)]),
+  );
+  return {
+    mode,
+    thresholdBytes: Math.round(thresholdKb * 1024),
+    toolThresholdBytes,
+    shouldDigest: shouldDigest && (mode as LargeReadMode) !== 'off',
+    allowCommands,
+  };
 }
 
 export interface BriefProfile {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { COPILOT_API_URL } from '../providers/copilot/copilot-endpoints.ts';
+import { GUARDED_OUTPUTS } from './read-settings.ts';
 
 /** Wire formats this version can call. Later engines (CLI workers) extend this list. */
 export const PROFILE_FORMATS = ['openai', 'anthropic', 'copilot'] as const;
@@ -12,7 +13,29 @@ export const isCliFormat = (format: string): format is CliFormat =>
   (CLI_FORMATS as readonly string[]).includes(format);
 const ALL_FORMATS = [...PROFILE_FORMATS, ...CLI_FORMATS] as const;
 
-const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Profile names: letters, digits, "-" and "_", 1 to 64 characters. */
+export const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const PROFILE_NAME_RULE = 'letters, digits, "-" and "_" only, 1 to 64 characters';
+/** Matches the rule, but a parsed JSON object does not keep it as a key: never a new profile. */
+export const RESERVED_PROFILE_NAME = '__proto__';
+
+/**
+ * Why `name` (given as `argument`) cannot be a profile name, or undefined when it can. Names
+ * are looked up in prototype-free maps, so "constructor" or "__proto__" are ordinary names.
+ */
+export function profileNameProblem(
+  name: string,
+  argument: string,
+  options: { isNew?: boolean } = {},
+): string | undefined {
+  if (!PROFILE_NAME.test(name)) {
+    return `${argument}: ${JSON.stringify(name)} is not a valid profile name (${PROFILE_NAME_RULE}). Call providers to see the profiles.`;
+  }
+  if (options.isNew && name === RESERVED_PROFILE_NAME) {
+    return `${argument}: "${name}" is reserved (JavaScript gives it a special meaning in objects); choose another name.`;
+  }
+  return undefined;
+}
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A sandbox allowlist entry: a name (optionally `*.`), an IPv4 or bracketed IPv6 literal, optional `:port`. */
 export const HOST_PATTERN =
@@ -142,8 +165,27 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** The large-read guard (hooks). Mirrored leniently, without zod, in `read-settings.ts`. */
 export const largeReadSchema = z.strictObject({
-  thresholdKb: z.number({ error: 'must be a number of KB, e.g. 50' }).positive().optional(),
+  thresholdKb: z.number({ error: 'must be a number of KB, e.g. 16' }).positive().optional(),
   mode: z.enum(['deny', 'ask', 'off'], { error: 'must be "deny", "ask" or "off"' }).optional(),
+  digest: z
+    .boolean({ error: 'must be true or false (big real outputs become digests)' })
+    .optional(),
+  toolThresholdKb: z
+    .strictObject(
+      Object.fromEntries(
+        GUARDED_OUTPUTS.map((kind) => [
+          kind,
+          z
+            .number({ error: 'must be a number of KB (0: never digest this tool)' })
+            .min(0)
+            .optional(),
+        ]),
+      ),
+    )
+    .optional(),
+  allowCommands: z
+    .array(z.string().min(1), { error: 'must be a list of command prefixes, e.g. ["git diff"]' })
+    .optional(),
 });
 
 export const configSchema = z.strictObject({
@@ -151,10 +193,15 @@ export const configSchema = z.strictObject({
   defaultProfile: z.string({ error: 'must be the name of a profile' }).optional(),
   profiles: z
     .record(
-      z.string().regex(PROFILE_NAME, {
-        error: 'profile names use letters, digits, "-", "_" or "." (at most 64)',
-      }),
+      // zod drops a "__proto__" key here, so such a profile is simply not there.
+      z.string().regex(PROFILE_NAME),
       profileSchema,
+      {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? `is not a valid profile name: profile names use ${PROFILE_NAME_RULE}; rename it`
+            : undefined,
+      },
     )
     .optional(),
   largeRead: largeReadSchema.optional(),

@@ -1,7 +1,7 @@
 import { PIN_HINT } from '../config/discover-local.ts';
 import { loadConfig, type ResolvedProfile } from '../config/load-config.ts';
 import { resolveProfile } from '../config/resolve-profile.ts';
-import { resultsDir } from '../config/paths.ts';
+import { outputsDir, resultsDir } from '../config/paths.ts';
 import { answerNotice, type AnswerNotice } from '../engine/answer-notice.ts';
 import { callModel, type ModelCallResult } from '../engine/call-model.ts';
 import { isSameModel } from '../providers/reasoning.ts';
@@ -44,7 +44,12 @@ export async function runDelegation(
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const profile = await resolveProfile(config, input.profile, context.env, context.discover);
   const capBytes = (profile.maxInputKb ?? DEFAULT_MAX_INPUT_KB) * 1024;
-  const files = await collectFiles(input.files ?? [], context.projectDir, capBytes);
+  const files = await collectFiles(
+    input.files ?? [],
+    context.projectDir,
+    capBytes,
+    outputsDir(context.dataHome),
+  );
   const target =
     input.writeTo === undefined
       ? undefined

@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { formatUsd as usd } from '../util/format-usd.ts';
+import { parseJson } from '../util/read-json.ts';
 
 interface OverrunFile {
   at: string;
@@ -59,7 +60,7 @@ export async function overrunRefusal(
 
 function readOverrun(dataHome: string): OverrunFile | undefined {
   try {
-    const value = JSON.parse(readFileSync(overrunPath(dataHome), 'utf8')) as OverrunFile;
+    const value = parseJson(readFileSync(overrunPath(dataHome), 'utf8')) as OverrunFile;
     return Array.isArray(value.waitFor) ? value : undefined;
   } catch {
     return undefined;

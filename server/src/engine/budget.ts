@@ -22,6 +22,7 @@ import { formatUsd as usd } from '../util/format-usd.ts';
 import { UserError } from '../util/user-error.ts';
 import { overrunRefusal, recordOverrun } from './budget-overrun.ts';
 import { readLedger, utcDay } from './ledger.ts';
+import { parseJson } from '../util/read-json.ts';
 export { fitToTaskBudget, TaskBudgetReached, worstCaseCost } from './worst-case.ts';
 
 export interface BudgetConfig {
@@ -227,7 +228,7 @@ function readReservations(dataHome: string): ReservationFile[] {
   }
   return names.flatMap((name) => {
     try {
-      const value = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ReservationFile;
+      const value = parseJson(readFileSync(join(dir, name), 'utf8')) as ReservationFile;
       return Number.isFinite(value.amountUsd) && `${value.id}.json` === name ? [value] : [];
     } catch {
       return []; // removed between listing and reading: settled meanwhile

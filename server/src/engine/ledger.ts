@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { UserError } from '../util/user-error.ts';
 
 export interface LedgerRecord {
   /** ISO time the call ended. */
@@ -114,7 +115,24 @@ export function readLedger(dataHome: string, options: { sinceDay?: string } = {}
   return names
     .filter((name) => LEDGER_FILE.test(name) && name >= since)
     .sort()
-    .flatMap((name) => parseLines(readFileSync(join(dir, name), 'utf8')));
+    .flatMap((name) => parseLines(readLedgerFile(join(dir, name))));
+}
+
+/** A day's file; one that cannot be read stops the reader with the file named (spend is unknown). */
+function readLedgerFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const what =
+      code === 'EISDIR'
+        ? 'is a directory, not a file'
+        : `cannot be read (${code ?? (error as Error).message})`;
+    throw new UserError(
+      `The ledger file ${file} ${what}, so spending and budgets cannot be counted. ` +
+        `Move it away (mv ${file} ${file}.broken) or fix its permissions, then call again; the calls it recorded are then no longer counted.`,
+    );
+  }
 }
 
 function parseLines(text: string): LedgerRecord[] {

@@ -9,9 +9,6 @@ export interface Reader {
   files: readonly Arg[];
 }
 
-/** A line count above this lets head, tail or Get-Content print a big file in practice. */
-export const HUGE_LINE_COUNT = 2_000;
-
 /** One command as written: its name (basename), its words after the name, the size limit. */
 interface Call {
   name: string;
@@ -28,8 +25,6 @@ interface PlainOptions {
   bounding?: readonly string[];
   /** The operands are not input files (tr's sets, tee's outputs): it reads stdin only. */
   isStdinOnly?: boolean;
-  /** A second operand is an output file (uniq IN OUT). */
-  hasOutputOperand?: boolean;
 }
 
 /**
@@ -52,7 +47,6 @@ function plain(options: PlainOptions = {}): ReaderRule {
     }
     if (options.isStdinOnly) return { label: name, files: [] };
     const files = operands(args, options.valued ?? []);
-    if (options.hasOutputOperand && files.length > 1) return undefined;
     return { label: name, files };
   };
 }
@@ -99,7 +93,11 @@ interface Count {
   text: Arg;
 }
 
-/** `head`/`tail` print a file when the count is huge, negative (head) or `+N` (tail). */
+/**
+ * `head`/`tail` are readers only with a byte count over the threshold (`-c 100000`): that many
+ * bytes of a bigger file provably reach the output. Line counts (`-n 50`, `-n -5`, `-n +2`) say
+ * nothing about bytes; what they print is measured after the call (the PostToolUse guard).
+ */
 function headOrTail({ name, args, thresholdBytes }: Call): Reader | undefined {
   const isTail = name.toLowerCase() === 'tail';
   let count: Count = { isBytes: false, text: '10' };
@@ -117,12 +115,12 @@ function headOrTail({ name, args, thresholdBytes }: Call): Reader | undefined {
     }
   }
   const text = count.text;
-  if (text === undefined) return undefined;
-  const isAll = isTail ? text.startsWith('+') : text.startsWith('-');
+  if (!count.isBytes || text === undefined) return undefined;
+  // `head -c -N` and `tail -c +N` print all but a part: not provably big either.
+  if (text.startsWith(isTail ? '+' : '-')) return undefined;
   const amount = parseCount(text);
-  const limit = count.isBytes ? thresholdBytes : HUGE_LINE_COUNT;
-  if (!isAll && (amount === undefined || amount <= limit)) return undefined;
-  return { label: `${name} ${count.isBytes ? '-c' : '-n'} ${text}`, files };
+  if (amount === undefined || amount <= thresholdBytes) return undefined;
+  return { label: `${name} -c ${text}`, files };
 }
 
 const SUBSTITUTION = /^s([^\s\\])(?:\\[\s\S]|(?!\1)[^\\])*\1(?:\\[\s\S]|(?!\1)[^\\])*\1[gpiImM\d]*/;
@@ -235,10 +233,8 @@ function getContent({ name, args }: Call): Reader | undefined {
     const value = attached ?? args[index + 1];
     if (attached === undefined && POWERSHELL_VALUED.includes(parameter)) index++;
     if (POWERSHELL_PATH.includes(parameter)) files.push(...splitPowerShellList(value));
-    if (POWERSHELL_COUNT.includes(parameter)) {
-      const count = value === undefined ? undefined : parseCount(value);
-      if (count === undefined || count <= HUGE_LINE_COUNT) return undefined;
-    }
+    // A count of lines says nothing about bytes: measured after the call instead.
+    if (POWERSHELL_COUNT.includes(parameter)) return undefined;
   }
   return { label: name, files };
 }
@@ -272,12 +268,15 @@ const READER_RULES = new Map<string, ReaderRule>([
   ['od', plain({ valued: ['-A', '-t', '-j', '-w'], bounding: ['-N', '--read-bytes'] })],
   ['hexdump', plain({ valued: ['-e', '-f', '-s'], bounding: ['-n', '--length'] })],
   ['base64', plain({ valued: ['-w'] })],
-  ['sort', plain({ valued: ['-k', '-t', '-S', '-T'], bounding: ['-o', '--output'] })],
-  ['uniq', plain({ valued: ['-f', '-s', '-w'], hasOutputOperand: true })],
-  ['cut', plain({ valued: ['-b', '-c', '-d', '-f'] })],
+  // Only commands whose output is provably the whole input: sort keeps every line (not with
+  // -u); uniq and cut drop an unknown part, so they are measured after the call instead.
+  [
+    'sort',
+    plain({ valued: ['-k', '-t', '-S', '-T'], bounding: ['-o', '--output', '-u', '--unique'] }),
+  ],
   ['fold', plain({ valued: ['-w'] })],
   ['expand', plain({ valued: ['-t'] })],
   ['column', plain({ valued: ['-s', '-c'] })],
-  ['tr', plain({ isStdinOnly: true })],
+  ['tr', plain({ isStdinOnly: true, bounding: ['-d', '--delete', '-s', '--squeeze-repeats'] })],
   ['tee', plain({ isStdinOnly: true })],
 ]);

@@ -29,14 +29,6 @@ export function bashReason(
   return (
     `\`${reader}\` would print all of ${path} (${formatBytes(size)}, over the ${formatBytes(thresholdBytes)} ` +
     `large-read limit of the delegate plugin) into your context. Instead ${delegateCall(path)}; or bound the ` +
-    `output (\`| head -n 50\`, \`grep PATTERN\`, \`sed -n '1,100p'\`).`
-  );
-}
-
-export function grepReason(path: string, size: number, thresholdBytes: number): string {
-  return (
-    `Grep in content mode over ${path} (${formatBytes(size)}, over the ${formatBytes(thresholdBytes)} large-read ` +
-    `limit of the delegate plugin) with no head_limit could return most of the file. Set head_limit (e.g. 50), ` +
-    `use output_mode "count" first, or ${delegateCall(path)}.`
+    `output in bytes (\`| head -c 8000\`, \`grep -m 50 PATTERN\`).`
   );
 }

@@ -1,7 +1,8 @@
 import { extname, isAbsolute, resolve } from 'node:path';
-import type { LargeReadSettings } from '../config/read-settings.ts';
+import { thresholdFor, type LargeReadSettings } from '../config/read-settings.ts';
 import type { classifyBash, StatFile } from './classify-bash.ts';
-import { bashReason, grepReason, readReason } from './deny-reason.ts';
+import type { ReadWindow } from './hook-io.ts';
+import { bashReason, readReason } from './deny-reason.ts';
 
 /** What Claude Code sends a PreToolUse hook on stdin (the fields the guard reads). */
 export interface PreToolUseInput {
@@ -12,7 +13,10 @@ export interface PreToolUseInput {
 
 export interface GuardFiles {
   statFile: StatFile;
+  /** For the slice the deny message suggests. */
   averageLineBytes(path: string): number;
+  /** Bytes a Read of `window` returns, counted until past the window or over `stopAbove`. */
+  windowBytes(path: string, window: ReadWindow, stopAbove: number): number;
   /** The shell-command classifier, loaded by the entry only when a Bash call may need it. */
   classifyBash?: typeof classifyBash;
 }
@@ -20,6 +24,8 @@ export interface GuardFiles {
 export interface GuardDecision {
   decision: 'deny' | 'ask';
   reason: string;
+  /** The big file the call would have printed, and how: the entry adds its digest to a denial. */
+  file?: { path: string; what: string };
 }
 
 /** Claude Code's Read returns at most this many lines when no limit is given. */
@@ -34,7 +40,8 @@ const NON_TEXT_EXTENSIONS = new Set(
 );
 
 /**
- * Decides whether a Read, Bash or Grep call would pour a big file into the context.
+ * Decides whether a Read or Bash call would provably pour a big file into the context (what
+ * it cannot prove, the PostToolUse guard measures after the call).
  * Returns undefined to let the call through (the default for anything not understood).
  */
 export function guardLargeRead(
@@ -45,36 +52,40 @@ export function guardLargeRead(
   if (settings.mode === 'off') return undefined;
   const toolInput = input.tool_input ?? {};
   const cwd = typeof input.cwd === 'string' ? input.cwd : process.cwd();
-  const reason =
+  const found =
     input.tool_name === 'Read'
-      ? guardRead(toolInput, cwd, settings.thresholdBytes, files)
+      ? guardRead(toolInput, cwd, thresholdFor(settings, 'Read'), files)
       : input.tool_name === 'Bash'
-        ? guardBash(toolInput, cwd, settings.thresholdBytes, files)
-        : input.tool_name === 'Grep'
-          ? guardGrep(toolInput, cwd, settings.thresholdBytes, files.statFile)
-          : undefined;
-  return reason === undefined ? undefined : { decision: settings.mode, reason };
+        ? guardBash(toolInput, cwd, thresholdFor(settings, 'Bash'), files)
+        : undefined;
+  return found === undefined ? undefined : { decision: settings.mode, ...found };
 }
+
+type Found = Pick<GuardDecision, 'reason' | 'file'>;
 
 function guardRead(
   toolInput: Record<string, unknown>,
   cwd: string,
   threshold: number,
   files: GuardFiles,
-): string | undefined {
+): Found | undefined {
   const path = absolutePath(toolInput.file_path, cwd);
   if (!path || NON_TEXT_EXTENSIONS.has(extname(path).toLowerCase())) return undefined;
   const size = files.statFile(path);
   if (size === undefined || size <= threshold) return undefined;
+  const window = {
+    firstLine: Math.floor(positiveNumber(toolInput.offset) ?? 1),
+    lineCount: Math.floor(positiveNumber(toolInput.limit) ?? READ_DEFAULT_LINES),
+    maxLineBytes: READ_MAX_LINE_CHARS,
+  };
+  // Counted in the file itself, not estimated: long lines anywhere in the window count.
+  if (files.windowBytes(path, window, threshold) <= threshold) return undefined;
   const lineBytes = files.averageLineBytes(path);
-  const totalLines = Math.max(1, Math.round(size / lineBytes));
-  const requested = positiveNumber(toolInput.limit) ?? READ_DEFAULT_LINES;
-  const offset = positiveNumber(toolInput.offset) ?? 1;
-  const lines = Math.max(0, Math.min(requested, totalLines - offset + 1));
-  const covered = Math.min(size, lines * Math.min(lineBytes, READ_MAX_LINE_CHARS));
-  if (covered <= threshold) return undefined;
   const sliceLines = Math.max(20, Math.min(READ_DEFAULT_LINES, Math.floor(threshold / lineBytes)));
-  return readReason(path, size, threshold, sliceLines);
+  return {
+    reason: readReason(path, size, threshold, sliceLines),
+    file: { path, what: `Read of ${path}` },
+  };
 }
 
 function guardBash(
@@ -82,25 +93,15 @@ function guardBash(
   cwd: string,
   threshold: number,
   { statFile, classifyBash }: GuardFiles,
-): string | undefined {
+): Found | undefined {
   if (typeof toolInput.command !== 'string' || !classifyBash) return undefined;
   const verdict = classifyBash(toolInput.command, { cwd, thresholdBytes: threshold, statFile });
   if (verdict.decision !== 'deny' || !verdict.path) return undefined;
-  return bashReason(verdict.reader ?? 'this command', verdict.path, verdict.bytes ?? 0, threshold);
-}
-
-function guardGrep(
-  toolInput: Record<string, unknown>,
-  cwd: string,
-  threshold: number,
-  statFile: StatFile,
-): string | undefined {
-  if (toolInput.output_mode !== 'content' || positiveNumber(toolInput.head_limit) !== undefined)
-    return undefined;
-  const path = absolutePath(toolInput.path, cwd);
-  const size = path === undefined ? undefined : statFile(path);
-  if (path === undefined || size === undefined || size <= threshold) return undefined;
-  return grepReason(path, size, threshold);
+  const reader = verdict.reader ?? 'this command';
+  return {
+    reason: bashReason(reader, verdict.path, verdict.bytes ?? 0, threshold),
+    file: { path: verdict.path, what: `\`${reader}\` of ${verdict.path}` },
+  };
 }
 
 function absolutePath(value: unknown, cwd: string): string | undefined {

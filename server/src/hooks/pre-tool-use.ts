@@ -8,9 +8,16 @@
  * treated the same way by Claude Code itself.
  */
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
-import { largeReadSettings, readRawConfigs } from '../config/read-settings.ts';
+import { largeReadSettings, readRawConfigs, thresholdFor } from '../config/read-settings.ts';
 import { mayReadBigFile } from './bash-prefilter.ts';
-import { averageLineBytes, readStdin, regularFileSize } from './hook-io.ts';
+import {
+  averageLineBytes,
+  readStdin,
+  readTextEnds,
+  regularFileSize,
+  windowBytes,
+} from './hook-io.ts';
+import { DIGEST_LIMIT_BYTES, digestOutput } from './output-digest.ts';
 import { guardLargeRead, type PreToolUseInput } from './large-read-guard.ts';
 
 async function main(): Promise<void> {
@@ -24,22 +31,50 @@ async function main(): Promise<void> {
   // The shell parser is most of the guard's code: load it only for commands that may need it.
   const needsParser =
     typeof command === 'string' &&
-    mayReadBigFile(command, cwd, settings.thresholdBytes, regularFileSize);
+    mayReadBigFile(command, cwd, thresholdFor(settings, 'Bash'), regularFileSize);
   const decision = guardLargeRead(input, settings, {
     statFile: regularFileSize,
     averageLineBytes: (path) => averageLineBytes(path),
+    windowBytes,
     ...(needsParser ? { classifyBash: (await import('./classify-bash.ts')).classifyBash } : {}),
   });
   if (!decision) return;
+  const reason =
+    decision.decision === 'deny' && decision.file
+      ? withDigest(decision.reason, decision.file, thresholdFor(settings, String(input.tool_name)))
+      : decision.reason;
   process.stdout.write(
     JSON.stringify({
       hookSpecificOutput: {
         hookEventName: 'PreToolUse',
         permissionDecision: decision.decision,
-        permissionDecisionReason: decision.reason,
+        permissionDecisionReason: reason,
       },
     }),
   );
+}
+
+/**
+ * A denial that says what the file holds, within the digest's 4 KB in all: its first and last
+ * lines and every error-like line, as the measured layer gives for an output that ran, so the
+ * supervisor loses nothing by the call not running. Binary files get the reason alone.
+ */
+function withDigest(
+  reason: string,
+  file: { path: string; what: string },
+  threshold: number,
+): string {
+  const text = readTextEnds(file.path);
+  if (text === undefined || text.slice(0, 8192).includes('\0')) return reason;
+  const digest = digestOutput({
+    what: file.what,
+    text,
+    savedPath: file.path,
+    isUnread: true,
+    thresholdBytes: threshold,
+    limitBytes: DIGEST_LIMIT_BYTES - Buffer.byteLength(reason) - 2,
+  });
+  return `${reason}\n\n${digest}`;
 }
 
 main().catch((error: unknown) => {

@@ -1,6 +1,6 @@
 import { discoverLocalServer, discoveredProfile } from '../config/discover-local.ts';
 import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../config/load-config.ts';
-import { readCredentials } from '../config/credentials.ts';
+import { credentialsNote } from '../config/credentials.ts';
 import { describeAuth, endpointFor } from '../config/profile-endpoint.ts';
 import { noWorkerMessage, resolveProfile } from '../config/resolve-profile.ts';
 import type { EngineContext } from '../engine-context.ts';
@@ -20,7 +20,7 @@ const MODELS_SHOWN = 8;
 export async function describeProviders(context: EngineContext, check: boolean): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const notes = [
-    readCredentials(context.dataHome).repaired,
+    credentialsNote(context.dataHome),
     config.envProfileIgnored,
     ...(config.warnings ?? []),
   ].filter((note): note is string => note !== undefined);

@@ -11,6 +11,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Environment } from '../config/paths.ts';
+import { parseJson } from '../util/read-json.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
 
 /** The user's Claude Code settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`. */
@@ -46,7 +47,7 @@ export function readClaudeSettings(path: string): ClaudeSettings {
   }
   let json: unknown;
   try {
-    json = text.trim() === '' ? {} : JSON.parse(text);
+    json = text.trim() === '' ? {} : parseJson(text);
   } catch (error) {
     throw new UserError(
       `${path} is not valid JSON (${errorMessage(error)}). Fix it (or move it away) and run this again; nothing was changed.`,

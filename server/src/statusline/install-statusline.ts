@@ -1,8 +1,17 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Environment } from '../config/paths.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
-import { UserError } from '../util/user-error.ts';
+import { UserError, errorMessage } from '../util/user-error.ts';
 import {
   claudeSettingsPath,
   readClaudeSettings,
@@ -10,6 +19,7 @@ import {
   type ClaudeSettings,
 } from './claude-settings.ts';
 import { projectStatusKey } from './status-key.ts';
+import { parseJson } from '../util/read-json.ts';
 
 /** In every command this installs; how an installed status line is recognised as delegate's. */
 export const READER_MARKER = 'delegate-statusline.';
@@ -93,9 +103,12 @@ export function installStatusLine(context: StatusLineContext, options: InstallOp
   return `Installed delegate's status line in ${settings.path}${backupNote(backup)}.${chained} It shows this project's running tasks, questions and recent results; \`delegate statusline uninstall\` restores the previous setting.`;
 }
 
-/** Restores what install replaced (the chained status line, or none), after a backup. */
-export function uninstallStatusLine(context: StatusLineContext): string {
-  const settings = readClaudeSettings(claudeSettingsPath(context.env));
+/**
+ * Restores what install replaced (the chained status line, or none), after a backup, in the
+ * user's settings or in `settingsPath` (one install recorded for another CLAUDE_CONFIG_DIR).
+ */
+export function uninstallStatusLine(context: StatusLineContext, settingsPath?: string): string {
+  const settings = readClaudeSettings(settingsPath ?? claudeSettingsPath(context.env));
   const current = commandStatusLine(settings);
   const paths = chainPaths(context.dataHome, settings);
   const record = readRecord(paths.record);
@@ -118,6 +131,53 @@ export function uninstallStatusLine(context: StatusLineContext): string {
   rmSync(paths.record, { force: true });
   rmSync(paths.chain, { force: true });
   return message;
+}
+
+/** A settings file holding delegate's status line, and what uninstalling puts back. */
+export interface InstalledStatusLine {
+  settingsPath: string;
+  /** The chained command that is restored; absent: the entry is removed. */
+  previous?: string;
+}
+
+/**
+ * Every settings file where delegate's status line is installed now: the user's, and each one an
+ * install recorded (CLAUDE_CONFIG_DIR may have differed). Files that cannot be read are
+ * `problems`, never guessed at.
+ */
+export function installedStatusLines(context: StatusLineContext): {
+  installed: InstalledStatusLine[];
+  problems: string[];
+} {
+  const recordDir = join(context.dataHome, 'statusline');
+  let recorded: string[] = [];
+  try {
+    recorded = readdirSync(recordDir)
+      .filter((name) => name.endsWith('.installed.json'))
+      .flatMap((name) => readRecord(join(recordDir, name))?.settingsPath ?? []);
+  } catch {
+    // No install was recorded.
+  }
+  const installed: InstalledStatusLine[] = [];
+  const problems: string[] = [];
+  for (const path of new Set([claudeSettingsPath(context.env), ...recorded])) {
+    try {
+      const settings = readClaudeSettings(path);
+      const current = commandStatusLine(settings);
+      if (!current || !isDelegates(current)) continue;
+      const previous = readRecord(chainPaths(context.dataHome, settings).record)?.previous;
+      installed.push({ settingsPath: path, ...(previous ? { previous: previous.command } : {}) });
+    } catch (error) {
+      problems.push(errorMessage(error));
+    }
+  }
+  return { installed, problems };
+}
+
+/** The reader copies and install records in the data home (what uninstall removes besides settings). */
+export function statusLineFiles(dataHome: string): string[] {
+  const files = Object.values(READERS).map((name) => join(binDir(dataHome), name));
+  return [...files, join(dataHome, 'statusline')].filter((path) => existsSync(path));
 }
 
 /** One line for `doctor` and `statusline show`: installed where, chaining what. */
@@ -167,7 +227,7 @@ function chainPaths(dataHome: string, settings: ClaudeSettings): { record: strin
 
 function readRecord(path: string): InstallRecord | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as InstallRecord;
+    return parseJson(readFileSync(path, 'utf8')) as InstallRecord;
   } catch {
     return undefined;
   }

@@ -1,12 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../engine/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { readJsonFile } from '../util/read-json.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { TaskState } from './job-file.ts';
 import { neutralizeTampering, repositoryDamage } from './git-integrity.ts';
+import { objectProblem } from './job-damage.ts';
 import {
   appendEvent,
+  DamagedJobError,
   isTerminal,
   jobDir,
   readJob,
@@ -148,7 +150,8 @@ function withGitProblems(
  */
 export async function ensureResult(dataHome: string, job: JobFile): Promise<TaskResultFile> {
   const path = join(jobDir(dataHome, job.id), 'result.json');
-  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as TaskResultFile;
+  const existing = readResultFile(job, path);
+  if (existing) return existing;
   return withFileLock(
     join(jobDir(dataHome, job.id), 'result.lock'),
     () => writeResult(dataHome, job, path),
@@ -160,8 +163,22 @@ export async function ensureResult(dataHome: string, job: JobFile): Promise<Task
 
 const SALVAGE_TIMEOUT_MS = 300_000;
 
+/** result.json when it is there; a damaged one is reported as such (DamagedJobError). */
+function readResultFile(job: JobFile, path: string): TaskResultFile | undefined {
+  const read = readJsonFile(path);
+  if (read === undefined) return undefined;
+  const damaged = (problem: string) =>
+    new DamagedJobError({ id: job.id, file: path, problem, job });
+  if ('problem' in read) throw damaged(read.problem);
+  const notObject = objectProblem(read.value);
+  if (notObject) throw damaged(notObject);
+  const result = read.value as TaskResultFile;
+  return { ...result, filesChanged: Array.isArray(result.filesChanged) ? result.filesChanged : [] };
+}
+
 async function writeResult(dataHome: string, job: JobFile, path: string): Promise<TaskResultFile> {
-  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as TaskResultFile;
+  const existing = readResultFile(job, path);
+  if (existing) return existing;
   const result: TaskResultFile = {
     state: job.state,
     ...(job.verdict ? { verdict: job.verdict } : {}),

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
+import { parseJson } from '../util/read-json.ts';
 
 export const TASK_STATES = [
   'queued',
@@ -47,7 +48,7 @@ export function readJobSummaries(dataHome: string): JobSummary[] {
 /** One job file's summary; undefined when it is unreadable, half-written or not a job. */
 export function readJobSummary(path: string): JobSummary | undefined {
   try {
-    const job = JSON.parse(readFileSync(path, 'utf8')) as Partial<JobSummary>;
+    const job = parseJson(readFileSync(path, 'utf8')) as Partial<JobSummary>;
     const isValid =
       typeof job.id === 'string' &&
       typeof job.project === 'string' &&

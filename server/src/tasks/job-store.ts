@@ -1,14 +1,22 @@
 import type { DiscoveredSnapshot } from '../config/discover-local.ts';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
 import { withFileLock } from '../engine/file-lock.ts';
 import { refreshStatusLines } from '../statusline/refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
+import { readJsonFile } from '../util/read-json.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
 import type { JobSummary, TaskState } from './job-file.ts';
+import {
+  DamagedJobError,
+  jobShapeProblem,
+  objectProblem,
+  strayWorktree,
+  type JobDamage,
+} from './job-damage.ts';
 import type { RecordedGit } from './worktree.ts';
 import type { ResourceLimits } from '../agent/sandbox/index.ts';
 
@@ -118,6 +126,8 @@ export const TERMINAL_STATES: readonly TaskState[] = [
   'timeout',
   'lost',
 ];
+export { DamagedJobError, type JobDamage } from './job-damage.ts';
+
 export const isTerminal = (state: TaskState): boolean => TERMINAL_STATES.includes(state);
 
 /** Short ids that are typed and read: `t_` and six lowercase letters and digits. */
@@ -126,21 +136,38 @@ export function newTaskId(): string {
   return `t_${[...randomBytes(6)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
 }
 
+const TASK_ID = /^t_[a-z0-9]{1,32}$/;
+
 export function jobDir(dataHome: string, id: string): string {
-  if (!/^t_[a-z0-9]{1,32}$/.test(id))
-    throw new UserError(`"${id}" is not a task id (they look like t_ab12cd).`);
+  if (!TASK_ID.test(id)) throw new UserError(`"${id}" is not a task id (they look like t_ab12cd).`);
   return join(jobsDir(dataHome), id);
 }
 
 export function readJob(dataHome: string, id: string, wording = TOOL_WORDING): JobFile {
-  try {
-    return JSON.parse(readFileSync(join(jobDir(dataHome, id), 'job.json'), 'utf8')) as JobFile;
-  } catch (error) {
-    if (error instanceof UserError) throw error;
+  const dir = jobDir(dataHome, id);
+  const file = join(dir, 'job.json');
+  const read = readJsonFile(file);
+  if (read === undefined && !existsSync(dir)) {
+    // A worktree whose job folder is gone (removed by hand, or a start cut short) is not lost.
+    if (strayWorktree(dataHome, id))
+      throw new DamagedJobError({ id, file, problem: FOLDER_GONE }, wording);
     throw new UserError(
       `No task ${id} (it may have been cleaned up). List them with ${wording.listTasks}.`,
     );
   }
+  const problem =
+    read === undefined
+      ? 'is missing'
+      : 'problem' in read
+        ? read.problem
+        : jobShapeProblem(read.value, id);
+  if (problem !== undefined) {
+    throw new DamagedJobError(
+      { id, file, problem, ...(read?.text ? { text: read.text } : {}) },
+      wording,
+    );
+  }
+  return (read as { value: JobFile }).value;
 }
 
 export function writeJob(dataHome: string, job: JobFile): Promise<void> {
@@ -190,21 +217,89 @@ export function readEvents(dataHome: string, id: string, limit: number): TaskEve
   }
 }
 
-/** Every task in the data home (all projects), newest first. */
+/** Every task in the data home (all projects), newest first; damaged ones are left out. */
 export function listJobs(dataHome: string): JobFile[] {
+  return scanJobs(dataHome).jobs;
+}
+
+/** A job folder younger than this without job.json may be a task being created. */
+const CREATING_MS = 60_000;
+
+/**
+ * Every task in the data home, newest first, and every task whose job.json cannot be used (see
+ * `damagedResult` for result.json): nothing in `jobs/` is invisible.
+ */
+export function scanJobs(
+  dataHome: string,
+  now = Date.now(),
+): { jobs: JobFile[]; damaged: JobDamage[] } {
   let ids: string[];
   try {
     ids = readdirSync(jobsDir(dataHome));
   } catch {
+    return { jobs: [], damaged: [] };
+  }
+  const jobs: JobFile[] = [];
+  const damaged: JobDamage[] = [];
+  for (const id of [...ids, ...worktreesWithoutJob(dataHome, ids, now)].filter((name) =>
+    TASK_ID.test(name),
+  )) {
+    try {
+      jobs.push(readJob(dataHome, id));
+    } catch (error) {
+      if (!(error instanceof DamagedJobError)) continue;
+      if (error.damage.problem === 'is missing' && isBeingCreated(dataHome, id, now)) continue;
+      damaged.push(error.damage);
+    }
+  }
+  jobs.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return { jobs, damaged };
+}
+
+const FOLDER_GONE = 'is missing: its job folder is gone, but its worktree remains';
+
+/** Task worktrees under `<dataHome>/worktrees/` with no job folder (not ones still being made). */
+function worktreesWithoutJob(dataHome: string, ids: readonly string[], now: number): string[] {
+  const root = join(dataHome, 'worktrees');
+  const known = new Set(ids);
+  let repositories: string[];
+  try {
+    repositories = readdirSync(root);
+  } catch {
     return [];
   }
-  return ids
-    .flatMap((id) => {
+  return repositories.flatMap((repository) => {
+    let entries: string[];
+    try {
+      entries = readdirSync(join(root, repository));
+    } catch {
+      return [];
+    }
+    return entries.filter((id) => {
+      if (known.has(id) || !TASK_ID.test(id)) return false;
       try {
-        return [readJob(dataHome, id)];
+        return now - statSync(join(root, repository, id)).mtimeMs >= CREATING_MS;
       } catch {
-        return [];
+        return false;
       }
-    })
-    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    });
+  });
+}
+
+function isBeingCreated(dataHome: string, id: string, now: number): boolean {
+  try {
+    return now - statSync(jobDir(dataHome, id)).mtimeMs < CREATING_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** An ended task's result.json that exists but cannot be used. */
+export function damagedResult(dataHome: string, job: JobFile): JobDamage | undefined {
+  if (!isTerminal(job.state)) return undefined;
+  const file = join(jobDir(dataHome, job.id), 'result.json');
+  const read = readJsonFile(file);
+  if (read === undefined) return undefined;
+  const problem = 'problem' in read ? read.problem : objectProblem(read.value);
+  return problem === undefined ? undefined : { id: job.id, file, problem, job };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { parseJson } from '../util/read-json.ts';
 
 /** Messages from the supervisor to a running worker: an answer to its question, or steering. */
 export interface MailboxMessage {
@@ -42,7 +43,7 @@ export function takeMessages(
   return names.flatMap((name) => {
     const path = join(mailboxDir(jobDirectory), name);
     try {
-      const message = JSON.parse(readFileSync(path, 'utf8')) as MailboxMessage;
+      const message = parseJson(readFileSync(path, 'utf8')) as MailboxMessage;
       if (kind && message.kind !== kind) return [];
       rmSync(path, { force: true });
       return [message];

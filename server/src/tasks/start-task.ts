@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
   DEFAULT_LIMITS,
@@ -30,6 +30,7 @@ import {
   writeJob,
   type JobFile,
 } from './job-store.ts';
+import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
@@ -215,22 +216,6 @@ function taskBudget(asked: number | undefined, configured: number | undefined) {
 }
 
 /** The task's directory must exist and lie under the project (symlinks resolved). */
-function confineWorkdir(project: string, workdir: string): string {
-  let real: string;
-  try {
-    real = realpathSync(resolve(project, workdir));
-  } catch {
-    throw new UserError(`workdir "${workdir}" does not exist under the project (${project}).`);
-  }
-  const fromProject = relative(project, real);
-  if (fromProject.startsWith('..') || isAbsolute(fromProject)) {
-    throw new UserError(
-      `workdir "${workdir}" resolves to ${real}, outside the project (${project}). Tasks work under the project only.`,
-    );
-  }
-  return real;
-}
-
 function lookupAgent(name: string, context: EngineContext): AgentDefinition {
   const agent = findAgent(name, agentRootsFor(context.projectDir, context.env));
   if (!agent)

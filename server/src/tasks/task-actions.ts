@@ -6,11 +6,20 @@ import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { ensureResult, finishTask, type TaskResultFile } from './finish-task.ts';
-import { isTerminal, jobDir, listJobs, readJob, updateJob, type JobFile } from './job-store.ts';
+import { cleanDamaged, type DamagedJob } from './damaged-jobs.ts';
+import {
+  DamagedJobError,
+  damagedResult,
+  isTerminal,
+  jobDir,
+  readJob,
+  updateJob,
+  type JobFile,
+} from './job-store.ts';
 import { killTask } from './reconcile.ts';
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';
-import { getTask } from './task-queries.ts';
+import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
 import { removeWorktree } from './worktree.ts';
 
 const INLINE_PATCH_BYTES = 4_000;
@@ -37,7 +46,9 @@ export async function reviewTask(
       text: `${statusLine(job, Date.now(), wording)}\nStill running; the result comes when it ends.`,
     };
   }
-  const result = await ensureResult(dataHome, job);
+  const result = await ensureResult(dataHome, job).catch((error: unknown) => {
+    throw error instanceof DamagedJobError ? new DamagedJobError(error.damage, wording) : error;
+  });
   const showPatch =
     result.patchPath && (options.includePatch || result.patchBytes <= INLINE_PATCH_BYTES);
   const patch =
@@ -92,13 +103,45 @@ export async function cleanupTasks(
   if (!request.taskId && !request.allFinished)
     throw new UserError('Pass task_id, or all_finished: true.');
   const project = realpathSync(projectDir);
-  const jobs = request.taskId
-    ? [await getTask(dataHome, request.taskId, wording)]
-    : listJobs(dataHome).filter((job) => job.project === project && isTerminal(job.state));
+  const keepBranch = request.keepBranch ?? false;
+  if (request.taskId) return cleanById(dataHome, project, request.taskId, keepBranch, wording);
+  const { jobs, damaged } = await projectTaskList(dataHome, project);
   const lines = [];
-  for (const job of jobs)
-    lines.push(await cleanOne(dataHome, job, request.keepBranch ?? false, wording));
+  for (const job of jobs.filter((each) => isTerminal(each.state)))
+    lines.push(await cleanOne(dataHome, job, keepBranch, wording));
+  for (const job of damaged) lines.push(await cleanDamagedJob(dataHome, job, keepBranch, wording));
   return lines.length ? lines.join('\n') : 'No ended tasks to clean up.';
+}
+
+async function cleanById(
+  dataHome: string,
+  project: string,
+  id: string,
+  keepBranch: boolean,
+  wording: Wording,
+): Promise<string> {
+  let job: JobFile;
+  try {
+    job = await getTask(dataHome, id, wording);
+  } catch (error) {
+    if (!(error instanceof DamagedJobError)) throw error;
+    return cleanDamaged(dataHome, await locateDamagedTask(dataHome, project, error), keepBranch);
+  }
+  const resultDamage = damagedResult(dataHome, job);
+  if (resultDamage) return cleanOne(dataHome, job, keepBranch, wording, { isResultDamaged: true });
+  return cleanOne(dataHome, job, keepBranch, wording);
+}
+
+/** A task whose result.json alone is damaged is cleaned like any ended task, without reading it. */
+function cleanDamagedJob(
+  dataHome: string,
+  job: DamagedJob,
+  keepBranch: boolean,
+  wording: Wording,
+): Promise<string> {
+  return job.job && isTerminal(job.job.state)
+    ? cleanOne(dataHome, job.job, keepBranch, wording, { isResultDamaged: true })
+    : cleanDamaged(dataHome, job, keepBranch);
 }
 
 async function cleanOne(
@@ -106,6 +149,7 @@ async function cleanOne(
   job: JobFile,
   keepBranch: boolean,
   wording: Wording,
+  { isResultDamaged = false } = {},
 ): Promise<string> {
   if (!isTerminal(job.state)) {
     throw new UserError(
@@ -113,7 +157,7 @@ async function cleanOne(
     );
   }
   // Its work is salvaged first: cleaning up while the task's end still commits would race it.
-  await ensureResult(dataHome, job);
+  if (!isResultDamaged) await ensureResult(dataHome, job);
   let note = '';
   if (job.isolation === 'worktree' && job.repoDir && job.branch && job.worktreePath) {
     const removed = await removeWorktree({

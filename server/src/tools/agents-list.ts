@@ -1,8 +1,7 @@
-import { statSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { relative } from 'node:path';
 import { z } from 'zod';
 import type { AgentRoots, ListedAgent } from '../agent/agents.ts';
-import { UserError } from '../util/user-error.ts';
 import { loadEngines } from '../load-engines.ts';
 import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
@@ -21,17 +20,13 @@ export const agentsListTool = defineTool({
       .string()
       .min(1)
       .optional()
-      .describe('Project directory whose agents to list (default: the current project).'),
+      .describe('Directory under the project whose agents to list (default: the project).'),
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { agentRootsFor, listAgents } = await loadEngines();
-    const projectDir = resolve(context.projectDir, input.workdir ?? '.');
-    if (!isDirectory(projectDir)) {
-      throw new UserError(
-        `workdir ${projectDir} is not a directory: pass an existing project directory or omit it.`,
-      );
-    }
+    const { agentRootsFor, confineWorkdir, listAgents } = await loadEngines();
+    // Confined like a task's workdir: the lookup reads agent files, so only the project's.
+    const projectDir = confineWorkdir(realpathSync(context.projectDir), input.workdir ?? '.');
     const roots = agentRootsFor(projectDir, context.env);
     return describeAgents(listAgents(roots), roots);
   },
@@ -72,12 +67,4 @@ function shorten(text: string): string {
   return line.length <= DESCRIPTION_LIMIT
     ? line
     : `${line.slice(0, DESCRIPTION_LIMIT - 1).trimEnd()}…`;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

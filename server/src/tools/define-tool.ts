@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { EngineContext } from '../engine-context.ts';
+import { profileNameProblem } from '../config/schema.ts';
+import { UserError } from '../util/user-error.ts';
 
 /** All four MCP annotations, required on every tool. */
 export interface ToolAnnotations {
@@ -63,8 +65,48 @@ export interface UserAnswer {
   value?: string;
 }
 
+/**
+ * A tool as the registry holds it. Every string argument is checked for NUL bytes first: no
+ * path, command, branch or name can hold one, and the system calls they reach would fail
+ * with a message about the call rather than the argument.
+ */
 export function defineTool<Shape extends z.ZodRawShape>(
   tool: ToolDefinition<Shape>,
 ): ToolDefinition<Shape> {
-  return tool;
+  return {
+    ...tool,
+    handler: (input, context, call) => {
+      const where = nulBytePath(input, '');
+      if (where !== undefined) {
+        throw new UserError(
+          `${where || 'an argument'} contains a NUL byte (\\0), which no path, command or name may hold. Remove it and call ${tool.name} again.`,
+        );
+      }
+      return tool.handler(input, context, call);
+    },
+  };
+}
+
+/** The argument path (`jobs[0].write_to`) of the first string holding a NUL byte, if any. */
+function nulBytePath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = nulBytePath(item, `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nulBytePath(item, path ? `${path}.${key}` : key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Refuses a profile argument that no profile could be named, before any lookup. */
+export function checkProfileArgument(name: string, argument: string): void {
+  const problem = profileNameProblem(name, argument);
+  if (problem) throw new UserError(problem);
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { DelegateInput } from '../delegation/run-delegation.ts';
 import { loadEngines } from '../load-engines.ts';
-import { defineTool } from './define-tool.ts';
+import { checkProfileArgument, defineTool } from './define-tool.ts';
 import { withHeartbeat } from './heartbeat.ts';
 
 /** The fields of one delegation; `delegate_batch` jobs take the same ones. */
@@ -15,7 +15,7 @@ export const DELEGATE_FIELDS = {
     .max(200)
     .optional()
     .describe(
-      'Paths or globs under the project (relative or absolute) whose full text goes to the worker.',
+      'Paths or globs under the project, or a saved output; their full text goes to the worker.',
     ),
   profile: z
     .string()
@@ -67,6 +67,7 @@ export function toDelegateInput(input: {
   write_to?: string | undefined;
   max_output_tokens?: number | undefined;
 }): DelegateInput {
+  if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
   return {
     task: input.task,
     ...(input.files ? { files: input.files } : {}),

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 
 import { UserError } from '../util/user-error.ts';
-import { defineTool } from './define-tool.ts';
+import { checkProfileArgument, defineTool } from './define-tool.ts';
 
 export const providerKeyTool = defineTool({
   name: 'provider_key',
@@ -24,6 +24,7 @@ export const providerKeyTool = defineTool({
         `provider_key takes only profile (got ${extra.join(', ')}): keys are never tool arguments; the user types the key into the form.`,
       );
     }
+    checkProfileArgument(input.profile, 'profile');
     const { keyPromptText, keyTarget, noFormText, storeEnteredKey } =
       await import('../config/enter-key.ts');
     const { dataHome, projectDir, env } = context;

@@ -2,16 +2,16 @@ import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
 import { loadEngines } from '../load-engines.ts';
-import { defineTool } from './define-tool.ts';
+import { checkProfileArgument, defineTool } from './define-tool.ts';
 
 export const taskStartTool = defineTool({
   name: 'task_start',
   title: 'Start a task',
   description:
-    'Starts a bounded task for a tool-calling worker (read/write/edit/search/bash) and returns at once with its id, ' +
-    'state, branch/worktree and the test command preflight. In a git repository it runs in a disposable worktree on ' +
-    'branch delegate/<id>; poll task_status, answer questions with task_answer, review with task_result. With ' +
-    'wait_s the result comes back inline if the task finished by then.',
+    'Starts a bounded task for a tool-calling worker (read/write/edit/search/bash); returns at once with its id, ' +
+    'state, branch and test preflight. In a git repository it runs in a disposable worktree on branch ' +
+    'delegate/<id>; poll task_status, answer with task_answer, review with task_result. With wait_s the result ' +
+    'comes inline if the task finished by then.',
   inputSchema: {
     task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
     agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
@@ -79,6 +79,7 @@ export const taskStartTool = defineTool({
     openWorldHint: true,
   },
   handler: async (input, context, call) => {
+    if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
     const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
       await loadEngines();
     const job = await startTask(

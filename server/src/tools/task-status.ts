@@ -1,7 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
-import { errorMessage } from '../util/user-error.ts';
 import { loadEngines } from '../load-engines.ts';
 import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
@@ -20,22 +19,7 @@ export const taskStatusTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { getTask, projectTasks, statusLine } = await loadEngines();
-    if (input.task_ids?.length) {
-      const lines = await Promise.all(
-        input.task_ids.map(async (id) => {
-          try {
-            return statusLine(await getTask(context.dataHome, id));
-          } catch (error) {
-            return `${id}: ${errorMessage(error)}`;
-          }
-        }),
-      );
-      return lines.join('\n');
-    }
-    const jobs = await projectTasks(context.dataHome, realpathSync(context.projectDir));
-    return jobs.length
-      ? jobs.map((job) => statusLine(job)).join('\n')
-      : 'No active or unreviewed tasks in this project.';
+    const { taskStatusText } = await loadEngines();
+    return taskStatusText(context.dataHome, realpathSync(context.projectDir), input.task_ids);
   },
 });

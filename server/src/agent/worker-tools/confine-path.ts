@@ -18,11 +18,12 @@ export interface ConfinedPath {
   exists: boolean;
 }
 
-const isOutside = (fromRoot: string) =>
+/** A path relative to a root that leads out of it (`..`, or absolute elsewhere). */
+export const isOutside = (fromRoot: string) =>
   fromRoot === '..' || fromRoot.startsWith(`..${sep}`) || isAbsolute(fromRoot);
 
 /** A path (relative to the root) that is, or lies inside, a `.git` file or folder, in any case. */
-const isGitMetadata = (fromRoot: string) =>
+export const isGitMetadata = (fromRoot: string) =>
   fromRoot.split(sep).some((part) => part.toLowerCase() === '.git');
 
 /**

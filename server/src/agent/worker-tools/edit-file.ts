@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { writeRegularFile } from '../../util/regular-file.ts';
 import { UserError } from '../../util/user-error.ts';
 import { confinePath } from './confine-path.ts';
 import { defineWorkerTool } from './define-worker-tool.ts';
@@ -36,7 +36,8 @@ export const editFileTool = defineWorkerTool({
       );
     }
     const index = findOnce(text, oldText, file.display);
-    await writeFile(file.real, text.slice(0, index) + newText + text.slice(index + oldText.length));
+    const edited = text.slice(0, index) + newText + text.slice(index + oldText.length);
+    await writeRegularFile(file.real, edited, file.display, 'file tools write regular files only.');
     const line = text.slice(0, index).split('\n').length;
     return {
       content:

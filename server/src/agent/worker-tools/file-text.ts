@@ -1,11 +1,15 @@
 import { isUtf8 } from 'node:buffer';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { notRegularFileError, readRegularFile, specialKind } from '../../util/regular-file.ts';
 import { UserError } from '../../util/user-error.ts';
 import type { ConfinedPath } from './confine-path.ts';
 
 const BINARY_SNIFF_BYTES = 8 * 1024;
 /** Past this the file is read with run_bash (head, sed -n, grep) instead of into memory. */
 export const MAX_TEXT_FILE_BYTES = 32 * 1024 * 1024;
+/** The next step for a FIFO, socket or device, which would block or never end. */
+export const ONLY_REGULAR =
+  'file tools read regular files only; look at it with run_bash if you must.';
 
 /** A NUL byte in the first 8 KB, the way git and grep tell binary files. */
 export function isBinary(buffer: Buffer): boolean {
@@ -25,14 +29,16 @@ export async function readTextFile(file: ConfinedPath): Promise<TextFile> {
   if (info.isDirectory()) {
     throw new UserError(`${file.display} is a directory; use list_files to see what it holds.`);
   }
-  if (!info.isFile()) throw new UserError(`${file.display} is not a regular file.`);
+  const kind = specialKind(info);
+  if (kind) throw notRegularFileError(file.display, kind, ONLY_REGULAR);
   if (info.size > MAX_TEXT_FILE_BYTES) {
     throw new UserError(
       `${file.display} is ${Math.round(info.size / 1024 / 1024)} MB, too big for this tool; ` +
         'look into it with run_bash (head, tail, sed -n, grep).',
     );
   }
-  const buffer = await readFile(file.real);
+  // Checked again on the descriptor read: a path swapped for a FIFO since is refused, not waited on.
+  const buffer = await readRegularFile(file.real, file.display, ONLY_REGULAR);
   if (isBinary(buffer)) {
     throw new UserError(
       `${file.display} looks binary (it contains NUL bytes); only text files are shown.`,

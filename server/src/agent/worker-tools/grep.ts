@@ -1,9 +1,10 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
+import { notRegularFileError, readRegularFile, specialKind } from '../../util/regular-file.ts';
 import { errorMessage, UserError } from '../../util/user-error.ts';
 import { confinePath, type ConfinedPath } from './confine-path.ts';
 import { defineWorkerTool } from './define-worker-tool.ts';
-import { isBinary } from './file-text.ts';
+import { isBinary, ONLY_REGULAR } from './file-text.ts';
 import { confinePattern, globFiles } from './glob-files.ts';
 import { inputObject, optionalString, requiredString } from './tool-input.ts';
 
@@ -66,7 +67,9 @@ function compilePattern(pattern: string): RegExp {
 
 async function filesToSearch(where: ConfinedPath, glob: string | undefined): Promise<string[]> {
   if (!where.exists) throw new UserError(`${where.display} does not exist.`);
-  if (!(await stat(where.real)).isDirectory()) return [where.real];
+  const kind = specialKind(await stat(where.real));
+  if (kind === undefined) return [where.real];
+  if (kind !== 'a directory') throw notRegularFileError(where.display, kind, ONLY_REGULAR);
   const pattern = glob === undefined ? '**' : confinePattern(glob, where.real, 'glob');
   return globFiles(pattern, where.real, { isBaseNameMatch: true });
 }
@@ -111,7 +114,8 @@ async function readSearchable(file: string, found: Found): Promise<string | unde
       found.filesTooBig += 1;
       return undefined;
     }
-    const buffer = await readFile(file);
+    // A FIFO or device in the tree is skipped at once (refused on the descriptor), never waited on.
+    const buffer = await readRegularFile(file, file);
     found.filesSearched += 1;
     return isBinary(buffer) ? undefined : buffer.toString('utf8');
   } catch {

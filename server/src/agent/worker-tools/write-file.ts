@@ -1,10 +1,13 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { notRegularFileError, specialKind, writeRegularFile } from '../../util/regular-file.ts';
 import { UserError } from '../../util/user-error.ts';
 import { confinePath } from './confine-path.ts';
 import { defineWorkerTool } from './define-worker-tool.ts';
 import { splitLines } from './file-text.ts';
 import { inputObject, requiredString } from './tool-input.ts';
+
+const WRITES_REGULAR = 'file tools write regular files only.';
 
 export const writeFileTool = defineWorkerTool({
   name: 'write_file',
@@ -26,11 +29,14 @@ export const writeFileTool = defineWorkerTool({
     const path = requiredString(fields, 'path');
     const content = requiredString(fields, 'content', { allowEmpty: true });
     const file = await confinePath(context.root, path);
-    if (file.exists && (await stat(file.real)).isDirectory()) {
+    const kind = file.exists ? specialKind(await stat(file.real)) : undefined;
+    if (kind === 'a directory') {
       throw new UserError(`${file.display} is a directory; name a file to write.`);
     }
+    // Opening a FIFO to write waits for a reader, which never comes.
+    if (kind) throw notRegularFileError(file.display, kind, WRITES_REGULAR);
     await mkdir(dirname(file.real), { recursive: true });
-    await writeFile(file.real, content);
+    await writeRegularFile(file.real, content, file.display, WRITES_REGULAR);
     const lines = splitLines(content).length;
     return {
       content:

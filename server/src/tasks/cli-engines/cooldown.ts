@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withFileLock } from '../../engine/file-lock.ts';
 import { writeFileAtomicSync } from '../../util/atomic-write.ts';
+import { parseJson } from '../../util/read-json.ts';
 
 /** After a throttle, no process starts this engine again before the cooldown ends. */
 export const DEFAULT_COOLDOWN_S = 60;
@@ -22,7 +23,7 @@ const fileOf = (dataHome: string, format: string) =>
 
 function readTimes(dataHome: string, format: string): EngineTimes {
   try {
-    return JSON.parse(readFileSync(fileOf(dataHome, format), 'utf8')) as EngineTimes;
+    return parseJson(readFileSync(fileOf(dataHome, format), 'utf8')) as EngineTimes;
   } catch {
     return {};
   }

@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{keyPromptText,keyTarget,noFormText,storeEnteredKey}from"./chunk-YTNHTA3Y.mjs";import"./chunk-GABRHZQ7.mjs";import"./chunk-VOELLP35.mjs";import"./chunk-OAKVPAQD.mjs";import"./chunk-K5Z32PB3.mjs";import"./chunk-QLDPUYSO.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-DBOIANK3.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{keyPromptText,keyTarget,noFormText,storeEnteredKey};

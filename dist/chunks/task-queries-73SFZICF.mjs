@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{getTask,projectTasks}from"./chunk-7VNLHPLL.mjs";import"./chunk-O26XUX54.mjs";import"./chunk-T2YMS2OV.mjs";import"./chunk-RP6M7JJU.mjs";import"./chunk-V56GEIBX.mjs";import"./chunk-QLDPUYSO.mjs";import"./chunk-TPIUCB2S.mjs";import"./chunk-L6W2IMUG.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-XU2SSSQX.mjs";import"./chunk-DBOIANK3.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{getTask,projectTasks};

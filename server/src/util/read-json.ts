@@ -1,0 +1,73 @@
+import { readFileSync, statSync } from 'node:fs';
+
+/**
+ * The one reader of the JSON files delegate or the user writes (config files, credentials, job
+ * files, settings): a UTF-8 byte-order mark is accepted (editors on Windows add one), and a file
+ * that cannot be used is described in words that fit after its path ("is empty", "is not valid JSON (…)").
+ */
+
+const BYTE_ORDER_MARK = '\uFEFF';
+
+/** JSON.parse after dropping a leading byte-order mark. */
+export function parseJson(text: string): unknown {
+  return JSON.parse(text.startsWith(BYTE_ORDER_MARK) ? text.slice(1) : text);
+}
+
+export type JsonFileRead =
+  | { value: unknown; text: string }
+  /** `text` is what could be read (for salvaging fields of a cut-off file); absent when unreadable. */
+  | { problem: string; text?: string };
+
+/**
+ * A JSON file's value, or what is wrong with it; undefined when there is no file. With
+ * `isSecret`, the parser's message (which quotes the text) is left out.
+ */
+export function readJsonFile(
+  path: string,
+  options: { isSecret?: boolean } = {},
+): JsonFileRead | undefined {
+  let text: string;
+  try {
+    // Only a regular file is read: a FIFO would block, a directory cannot be.
+    if (!statSync(path).isFile()) return { problem: notAFile(path) };
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    return { problem: unreadable(code, error) };
+  }
+  const body = text.startsWith(BYTE_ORDER_MARK) ? text.slice(1) : text;
+  if (body.trim() === '') return { problem: 'is empty', text };
+  try {
+    return { value: JSON.parse(body), text };
+  } catch (error) {
+    return { problem: parseProblem(body, error as Error, options.isSecret ?? false), text };
+  }
+}
+
+function notAFile(path: string): string {
+  try {
+    return statSync(path).isDirectory()
+      ? 'is a directory, not a file'
+      : 'is not a regular file (a FIFO, socket or device)';
+  } catch {
+    return 'is not a regular file';
+  }
+}
+
+function unreadable(code: string | undefined, error: unknown): string {
+  if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
+  if (code === 'EISDIR') return 'is a directory, not a file';
+  return `cannot be read (${code ?? (error as Error).message})`;
+}
+
+/** Cut off when the parser ran out of text (a torn write, a full disk); else not JSON at all. */
+function parseProblem(body: string, error: Error, isSecret: boolean): string {
+  const position = /at position (\d+)/.exec(error.message)?.[1];
+  const isCutOff =
+    /end of JSON input|Unterminated string/.test(error.message) ||
+    (position !== undefined && Number(position) >= body.trimEnd().length);
+  if (isCutOff)
+    return 'is not valid JSON (cut off: the text ends early, as after an interrupted write)';
+  return isSecret ? 'is not valid JSON' : `is not valid JSON (${error.message})`;
+}
