@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { scaledMs } from './timing.ts';
 
 /** One finished `claude -p` run, with its stream-json output parsed. */
 export interface ClaudeRun {
@@ -109,7 +110,7 @@ async function spawnClaude(
   options: ClaudeCommandOptions,
 ): Promise<ClaudeCommandResult> {
   const env = { ...(await isolatedEnv(options.home)), ...options.env };
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = scaledMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   return new Promise((resolve, reject) => {
     // Own process group, so the CLI and its MCP servers and hooks can be killed together.
     const child = spawn(binary, args, {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from './mcp-server.ts';
+import { scaledMs } from './timing.ts';
 
 export interface HookRun {
   exitCode: number | null;
@@ -26,7 +27,7 @@ export function runHook(
     input: stdin,
     env,
     encoding: 'utf8',
-    timeout: 10_000,
+    timeout: scaledMs(10_000),
   });
   let json: unknown;
   try {

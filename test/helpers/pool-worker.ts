@@ -13,14 +13,17 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withFileLock } from '../../server/src/engine/file-lock.ts';
 import { acquireSlot } from '../../server/src/engine/pool.ts';
+import { scaledMs } from './timing.ts';
 
 const [command = '', ...args] = process.argv.slice(2);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function loop([slotsDir = '', poolKey = '', size, count, holdMs, logPath = '']: string[]) {
   for (let round = 0; round < Number(count); round += 1) {
-    const slot = await acquireSlot(slotsDir, poolKey, Number(size), { waitMs: 20_000 });
-    if (!slot) throw new Error('no slot within 20 s');
+    const slot = await acquireSlot(slotsDir, poolKey, Number(size), {
+      waitMs: scaledMs(20_000),
+    });
+    if (!slot) throw new Error(`no slot within ${scaledMs(20_000)} ms`);
     appendFileSync(logPath, `enter ${process.pid} ${slot.index} ${Date.now()}\n`);
     await sleep(Number(holdMs));
     appendFileSync(logPath, `leave ${process.pid} ${slot.index} ${Date.now()}\n`);
@@ -29,8 +32,8 @@ async function loop([slotsDir = '', poolKey = '', size, count, holdMs, logPath =
 }
 
 async function hold([slotsDir = '', poolKey = '', size]: string[]) {
-  const slot = await acquireSlot(slotsDir, poolKey, Number(size), { waitMs: 10_000 });
-  if (!slot) throw new Error('no slot within 10 s');
+  const slot = await acquireSlot(slotsDir, poolKey, Number(size), { waitMs: scaledMs(10_000) });
+  if (!slot) throw new Error(`no slot within ${scaledMs(10_000)} ms`);
   say(`acquired ${slot.index}`);
   for await (const line of createInterface({ input: process.stdin })) {
     if (line.trim() !== 'release') continue;

@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import { scaledMs } from './timing.ts';
 
 /** SIGKILL, ignoring a process (or, with a negative id, a group) that is already gone. */
 export function killQuietly(pid: number): void {
@@ -34,7 +35,7 @@ export function liveProcesses(
 }
 
 /**
- * Waits (up to `timeoutMs`) for every task worker recorded under the data home to exit — a
+ * Waits (up to `timeoutMs`, scaled) for every task worker recorded under the data home to exit — a
  * worker may still be salvaging after its task shows `done` — then kills any that remain, so a
  * test can remove its temp dirs without racing them.
  */
@@ -58,7 +59,7 @@ export async function settleWorkers(dataHome: string, timeoutMs = 10_000): Promi
   const alive = (pid: number) =>
     liveProcesses((facts) => facts.pid === pid && facts.commandLine.includes('task-worker'))
       .length > 0;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaledMs(timeoutMs);
   let running = workers().filter(alive);
   while (running.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,26 +1,28 @@
 import type { ServerHandle } from './mcp-server.ts';
+import { scaledMs } from './timing.ts';
 
-/** Polls `condition` every few milliseconds until it holds; throws after `timeoutMs`. */
+/** Polls `condition` every few milliseconds until it holds; throws after `timeoutMs` (scaled). */
 export async function waitFor(
   condition: () => boolean,
   timeoutMs = 10_000,
   everyMs = 20,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const windowMs = scaledMs(timeoutMs);
+  const deadline = Date.now() + windowMs;
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`condition not met within ${windowMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
-/** Polls task_status for one task until its line matches `pattern`; returns that line. */
+/** Polls task_status for one task until its line matches `pattern` (within `timeoutMs`, scaled); returns that line. */
 export async function pollTaskStatus(
   handle: ServerHandle,
   id: string,
   pattern: RegExp,
   timeoutMs = 30_000,
 ): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaledMs(timeoutMs);
   for (;;) {
     const { text } = await handle.callText('task_status', { task_ids: [id] });
     if (pattern.test(text)) return text;

@@ -8,6 +8,7 @@ import { git, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { settleWorkers } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 /**
  * One bad input per row, across every tool of the registry. Each must come back as an error
@@ -235,7 +236,7 @@ beforeAll(async () => {
   // Whatever a first call creates (status files, locks) is part of the baseline.
   await server.callText('task_status', {});
   await server.callText('providers', {});
-}, 60_000);
+}, scaledMs(60_000));
 
 afterAll(async () => {
   await server?.close();

@@ -23,10 +23,15 @@ afterEach(async () => {
   server = undefined;
 });
 
+// A stand-in `claude` that sleeps for a length no other run on the machine uses, so what is
+// left of this test's processes is told apart from any other test's.
+const SLEEP = `sleep 120.${process.pid}`;
+const sleepers = () => liveProcesses((facts) => facts.commandLine === `${SLEEP} `);
+
 describe('CLI-engine profiles', () => {
   it('are listed by providers, refused by delegate with a clear error, and one task per checkout', async () => {
     // A stand-in `claude` that stays silent: only our controls are under test here.
-    world.writeBinary('claude', '#!/bin/sh\nexec sleep 120\n');
+    world.writeBinary('claude', `#!/bin/sh\nexec ${SLEEP}\n`);
     server = await startServer(world.env);
     const listed = await server.callText('providers', {});
     expect(listed.isError, server.stderr()).toBe(false);
@@ -51,14 +56,17 @@ describe('CLI-engine profiles', () => {
     expect(codex.isError).toBe(true);
     expect(codex.text).toContain('npm install -g @openai/codex');
 
-    await server.callText('task_cancel', { task_id: id });
-    await pollTaskStatus(server, id, /cancelled/, 10_000);
-    expect(liveProcesses((facts) => facts.commandLine === 'sleep 120 ')).toEqual([]);
+    await waitFor(() => sleepers().length === 1);
+    const cancelled = await server.callText('task_cancel', { task_id: id });
+    // Cancel returns once every process of the task is gone.
+    expect(cancelled.text).toMatch(new RegExp(`^${id} cancelled`));
+    expect(cancelled.text).not.toContain('Still stopping');
+    expect(sleepers()).toEqual([]);
   });
 
   it('a CLI’s pool caps its runs across tasks: the next one waits for a slot', async () => {
     world.writeConfig({ profiles: { cc: { format: 'claude-cli', model: 'sonnet', pool: 1 } } });
-    world.writeBinary('claude', '#!/bin/sh\nexec sleep 120\n');
+    world.writeBinary('claude', `#!/bin/sh\nexec ${SLEEP}\n`);
     server = await startServer(world.env);
     const first = taskIdOf((await server.callText('task_start', { task: 'One' })).text);
     await pollTaskStatus(server, first, /running/, 10_000);
@@ -66,9 +74,9 @@ describe('CLI-engine profiles', () => {
     await pollTaskStatus(server, second, /waiting for a claude-cli slot/, 10_000);
     await server.callText('task_cancel', { task_id: first });
     // The slot passes on: the second task's CLI starts.
-    await waitFor(() => liveProcesses((facts) => facts.commandLine === 'sleep 120 ').length === 1);
+    await waitFor(() => sleepers().length === 1);
     await server.callText('task_cancel', { task_id: second });
-    await waitFor(() => liveProcesses((facts) => facts.commandLine === 'sleep 120 ').length === 0);
+    expect(sleepers()).toEqual([]);
   });
 
   it('a login profile’s CLI runs in the OS sandbox with its login readable and the other secrets hidden', async () => {

@@ -6,6 +6,7 @@ import { startCli, type CliProcess } from '../helpers/cli-process.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { scaledMs, settle } from '../helpers/timing.ts';
 
 let world: TempEnv;
 let running: CliProcess[] = [];
@@ -33,7 +34,7 @@ describe('delegate wait', () => {
     await task({ id: 't_wait01', state: 'running', step: 1 });
     await task({ id: 't_wait02', state: 'needs_input', question: 'Which?' });
     const waiter = wait(['t_wait01', 't_wait02']);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await settle(800);
     expect(waiter.lines()).toEqual([]);
     await task({ id: 't_wait02', state: 'done', verdict: 'unverified', ...ended() });
     await waitFor(() => waiter.lines().length === 1, 5_000);
@@ -76,7 +77,7 @@ describe('delegate wait', () => {
     const started = Date.now();
     const waiter = wait(['t_fast01', 't_slow01', '--timeout', '1']);
     expect(await waiter.exited).toBe(3);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(scaledMs(5_000));
     expect(waiter.lines()[0]).toMatch(/^t_fast01 done passed/);
     expect(waiter.lines()[1]).toMatch(
       /^t_slow01 running step 7\/40 · thinking · .* \(not ended within --timeout\)$/,

@@ -5,6 +5,7 @@ import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.t
 import { postToolUse, runHook } from '../helpers/hook.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { CLOSED_URL, createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 let world: TempEnv;
 let server: ServerHandle | undefined;
@@ -405,6 +406,6 @@ describe('a silent endpoint', () => {
     expect(text).toContain('"idleTimeoutS"');
     // One wait of the limit, not four: a stall is not retried on the same endpoint.
     expect(fake.requests).toHaveLength(1);
-    expect(elapsedMs).toBeLessThan(20_000);
+    expect(elapsedMs).toBeLessThan(scaledMs(20_000));
   });
 });

@@ -6,6 +6,7 @@ import { readLedger } from '../../server/src/engine/ledger.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 let world: TempEnv;
 let server: ServerHandle | undefined;
@@ -60,7 +61,7 @@ describe('endpoint safety, through the built server', () => {
       const { text, isError } = await server.callText('delegate', { task: 'hi', profile: name });
       expect(isError, name).toBe(true);
       expect(text, name).toMatch(/^Refused to connect to .*never link-local or cloud-metadata/);
-      expect(Date.now() - started, name).toBeLessThan(2_000);
+      expect(Date.now() - started, name).toBeLessThan(scaledMs(2_000));
     }
     const ledger = readLedger(world.dataHome);
     expect(ledger).toHaveLength(Object.keys(REFUSED).length);
@@ -120,7 +121,7 @@ describe('endpoint safety in local discovery', () => {
         DELEGATE_DISCOVERY_URLS_FOR_TEST: `Meta=http://meta.test/v1,Literal=http://169.254.169.254/v1,Ollama=http://local.test:${port}/v1`,
       });
       expect(found).toMatchObject({ name: 'Ollama', models: ['qwen'] });
-      expect(Date.now() - started).toBeLessThan(700);
+      expect(Date.now() - started).toBeLessThan(scaledMs(700));
     } finally {
       if (previous === undefined) delete process.env.DELEGATE_HOSTS_FOR_TEST;
       else process.env.DELEGATE_HOSTS_FOR_TEST = previous;

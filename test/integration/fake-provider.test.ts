@@ -5,6 +5,7 @@ import {
   type FakeProvider,
   type FakeProviderOptions,
 } from '../helpers/fake-provider.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 const providers: FakeProvider[] = [];
 
@@ -281,7 +282,7 @@ describe('fake provider, routes and failures', () => {
     const body = response.text();
     const outcome = await Promise.race([
       body.then(() => 'ended'),
-      new Promise((resolve) => setTimeout(() => resolve('pending'), 100)),
+      new Promise((resolve) => setTimeout(() => resolve('pending'), scaledMs(100))),
     ]);
     expect(outcome).toBe('pending');
     await provider.close();

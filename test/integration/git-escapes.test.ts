@@ -15,6 +15,7 @@ import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { endTaskTest } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 type Mode = 'sandboxed' | 'unsandboxed';
 const outcomes: Record<Mode, Map<string, GitOutcome>> = {
@@ -26,7 +27,7 @@ let current: { world: TempEnv; server?: ServerHandle; fake?: FakeProvider } | un
 afterEach(async () => {
   if (current) await endTaskTest(current.world, current.server, current.fake);
   current = undefined;
-}, 30_000);
+}, scaledMs(30_000));
 
 /** The user's own git, as they would run it later: no hardening, their environment. */
 function userGit(cwd: string, ...args: string[]): string | undefined {

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { preToolUse } from '../helpers/hook.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 let world: TempEnv;
 beforeEach(() => {
@@ -70,7 +71,7 @@ function run(entry: Declared, path: string, stdin: string) {
     env: { ...world.env, PATH: path },
     input: stdin,
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: scaledMs(20_000),
   });
 }
 

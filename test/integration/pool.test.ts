@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { scaledMs } from '../helpers/timing.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 const POOL_KEY = 'http://127.0.0.1:11434/v1';
@@ -102,12 +103,12 @@ describe('pool slots across processes', () => {
   it('frees the slot of a SIGKILLed holder at once', async () => {
     const holder = startWorker('hold', slotsDir, POOL_KEY, '1');
     expect(await holder.nextLine()).toBe('acquired 0');
-    const waiter = startWorker('try', slotsDir, POOL_KEY, '1', '10000');
+    const waiter = startWorker('try', slotsDir, POOL_KEY, '1', String(scaledMs(10_000)));
     expect(await waiter.nextLine()).toBe('waiting');
     const killedAt = performance.now();
     holder.child.kill('SIGKILL');
     expect(await waiter.nextLine()).toBe('acquired 0');
-    expect(performance.now() - killedAt).toBeLessThan(500);
+    expect(performance.now() - killedAt).toBeLessThan(scaledMs(500));
   });
 
   it('never takes the slot of a suspended (SIGSTOPped) holder', async () => {
@@ -118,7 +119,7 @@ describe('pool slots across processes', () => {
     expect(await refused.nextLine()).toBe('waiting');
     expect(await refused.nextLine()).toBe('full');
 
-    const waiter = startWorker('try', slotsDir, POOL_KEY, '1', '10000');
+    const waiter = startWorker('try', slotsDir, POOL_KEY, '1', String(scaledMs(10_000)));
     expect(await waiter.nextLine()).toBe('waiting');
     holder.child.kill('SIGCONT');
     holder.child.stdin?.write('release\n');
@@ -148,6 +149,6 @@ describe('withFileLock across processes', () => {
     const started = performance.now();
     await startWorker('count', lock, counter, '1').finished();
     expect(readFileSync(counter, 'utf8')).toBe('1');
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(performance.now() - started).toBeLessThan(scaledMs(2_000));
   });
 });

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isProcessAlive, parseProcessStat } from '../../server/src/util/process-identity.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 let dir: string;
 const children: ChildProcess[] = [];
@@ -27,7 +28,7 @@ const readStat = (pid: number) => {
 };
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaledMs(timeoutMs);
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(10);

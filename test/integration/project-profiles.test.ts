@@ -11,6 +11,7 @@ import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 let world: TempEnv;
 let server: ServerHandle | undefined;
@@ -69,7 +70,7 @@ it('a project file that re-aims the user’s profile is overruled: the call goes
     env: { ...env, DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' },
     cwd: world.project,
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: scaledMs(60_000),
   }).catch((error: { stdout: string }) => error);
   expect(doctor.stdout).toMatch(/^warn profiles reachable, keys in place, but a project file/m);
   expect(doctor.stdout).toContain(`WARNING: ${projectFile} redefines profile "w"`);

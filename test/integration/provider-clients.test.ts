@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../server/src/providers/create-client.ts';
 import { ProviderError, textOf, type GenerateRequest } from '../../server/src/providers/spec.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -125,7 +126,7 @@ describe('openai client', () => {
     expect((error as Error).message).toMatch(
       /sent nothing for 300 ms \(the profile's idle limit, "idleTimeoutS"\); the call was aborted/,
     );
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(scaledMs(5_000));
   });
 
   it('lists served models', async () => {

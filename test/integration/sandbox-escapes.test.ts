@@ -27,6 +27,7 @@ import { killQuietly, settleWorkers } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 import { renderEscapeTable, syncEscapeDoc, type EscapeOutcomes } from '../helpers/escape-doc.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 type Mode = 'sandboxed' | 'unsandboxed';
 const ALL_ATTEMPTS = [...RUN_BASH_ATTEMPTS, ...TEST_COMMAND_ATTEMPTS];
@@ -61,7 +62,7 @@ afterEach(async () => {
   removeSharedLeftovers(fixtures.world.root.slice(-6));
   world.cleanup();
   fixtures = undefined;
-}, 30_000);
+}, scaledMs(30_000));
 
 /** Every socket a listener accepted, destroyed at the end so close() does not wait on them. */
 const acceptedSockets = new Set<Socket>();
@@ -243,19 +244,29 @@ describe.runIf(process.platform === 'linux')('the sandbox escape table', () => {
     expect(ALL_ATTEMPTS.filter((attempt) => !isControl(attempt)).length).toBeGreaterThanOrEqual(30);
   });
 
-  it('with the sandbox, no attempt succeeds (the allowlisted host stays reachable)', async () => {
-    await runTable('sandboxed');
-    const escaped = ALL_ATTEMPTS.filter((a) => !isControl(a) && outcomes.sandboxed.get(a.id));
-    expect(escaped.map((attempt) => attempt.id)).toEqual([]);
-    expect(ALL_ATTEMPTS.filter(isControl).map((a) => outcomes.sandboxed.get(a.id))).toEqual([true]);
-  }, 200_000);
+  it(
+    'with the sandbox, no attempt succeeds (the allowlisted host stays reachable)',
+    async () => {
+      await runTable('sandboxed');
+      const escaped = ALL_ATTEMPTS.filter((a) => !isControl(a) && outcomes.sandboxed.get(a.id));
+      expect(escaped.map((attempt) => attempt.id)).toEqual([]);
+      expect(ALL_ATTEMPTS.filter(isControl).map((a) => outcomes.sandboxed.get(a.id))).toEqual([
+        true,
+      ]);
+    },
+    scaledMs(200_000),
+  );
 
-  it('with sandbox "off", the expected attempts succeed', async () => {
-    await runTable('unsandboxed');
-    const actual = ALL_ATTEMPTS.filter((a) => outcomes.unsandboxed.get(a.id)).map((a) => a.id);
-    const expected = ALL_ATTEMPTS.filter((a) => a.escapesUnsandboxed).map((a) => a.id);
-    expect(actual).toEqual(expected);
-  }, 200_000);
+  it(
+    'with sandbox "off", the expected attempts succeed',
+    async () => {
+      await runTable('unsandboxed');
+      const actual = ALL_ATTEMPTS.filter((a) => outcomes.unsandboxed.get(a.id)).map((a) => a.id);
+      const expected = ALL_ATTEMPTS.filter((a) => a.escapesUnsandboxed).map((a) => a.id);
+      expect(actual).toEqual(expected);
+    },
+    scaledMs(200_000),
+  );
 
   it('docs/sandbox.md shows this table (DELEGATE_UPDATE_DOCS=1 rewrites it)', async () => {
     expect(outcomes.sandboxed.size).toBe(ALL_ATTEMPTS.length);

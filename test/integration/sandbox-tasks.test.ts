@@ -13,6 +13,7 @@ import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { endTaskTest } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 /** Points the sandbox at a bubblewrap that is not there: the library's own check then fails. */
 const NO_BWRAP = { DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' };
@@ -28,7 +29,7 @@ afterEach(async () => {
   await endTaskTest(world, server, fake);
   server = undefined;
   fake = undefined;
-}, 30_000);
+}, scaledMs(30_000));
 
 const bash = (command: string): FakeReply => ({
   toolUses: [{ name: 'run_bash', input: { command } }],

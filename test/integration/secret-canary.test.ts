@@ -22,6 +22,7 @@ import { endTaskTest } from '../helpers/processes.ts';
 import { echoForms, holdsSecret } from '../helpers/secret-forms.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 const STORED_KEY = 'sk-stored-canary-5e4d3c2b1a09f8e7d6c5';
 /** With `/` and `+`, which JSON may escape as `\/` and URLs encode. */
@@ -99,108 +100,118 @@ function cli(args: string[], input = '') {
     cwd: world.project,
     input,
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: scaledMs(60_000),
   });
   return `${result.stdout}${result.stderr}`;
 }
 
-it('a stored key and an environment key appear nowhere outside credentials.json', async () => {
-  fake = await startFakeProvider({
-    respond,
-    models: (request) => [echoOf(request), 'm', keyOf(request)],
-  });
-  const price = { inputPerMTok: 0.1, outputPerMTok: 0.1 };
-  world.writeConfig({
-    defaultProfile: 'stored',
-    profiles: {
-      stored: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', price },
-      fromEnv: { format: 'anthropic', baseUrl: fake.url, model: 'm', apiKeyEnv: 'ENV_KEY', price },
-    },
-    budget: { dailyUsd: 5 },
-  });
-  const outputs: string[] = [cli(['provider-key', 'stored'], `${STORED_KEY}\n`)];
+it(
+  'a stored key and an environment key appear nowhere outside credentials.json',
+  async () => {
+    fake = await startFakeProvider({
+      respond,
+      models: (request) => [echoOf(request), 'm', keyOf(request)],
+    });
+    const price = { inputPerMTok: 0.1, outputPerMTok: 0.1 };
+    world.writeConfig({
+      defaultProfile: 'stored',
+      profiles: {
+        stored: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', price },
+        fromEnv: {
+          format: 'anthropic',
+          baseUrl: fake.url,
+          model: 'm',
+          apiKeyEnv: 'ENV_KEY',
+          price,
+        },
+      },
+      budget: { dailyUsd: 5 },
+    });
+    const outputs: string[] = [cli(['provider-key', 'stored'], `${STORED_KEY}\n`)];
 
-  server = await startServer({ ...world.env, ENV_KEY });
-  const call = async (tool: string, args: Record<string, unknown>) => {
-    const result = await server!.callText(tool, args);
-    outputs.push(result.text);
-    return result.text;
-  };
-  await call('providers', { check: true });
-  await call('delegate', { task: 'hi' });
-  await call('delegate', { task: 'hi', profile: 'fromEnv', write_to: 'answer.md' });
-  await call('delegate', { task: 'echo the key', profile: 'stored' });
-  await call('delegate', { task: 'echo the key', profile: 'fromEnv' });
-  await call('delegate_batch', {
-    jobs: [{ task: 'hi' }, { task: 'echo the key', profile: 'fromEnv' }],
-  });
-  await call('agents_list', {});
-  // A task on the Anthropic-format profile whose worker writes the key it was sent.
-  const echoTask = taskIdOf(
-    await call('task_start', { task: 'Write the echo', profile: 'fromEnv' }),
-  );
-  outputs.push(await pollTaskStatus(server, echoTask, /done|failed|lost|timeout/));
-  await call('task_result', { task_id: echoTask, include_patch: true });
-  const started = await call('task_start', {
-    task: 'Print your environment',
-    test_command: 'env; node test.js',
-  });
-  const id = taskIdOf(started);
-  await call('task_progress', { task_id: id });
-  outputs.push(await pollTaskStatus(server, id, /done|failed|lost|timeout/));
-  await call('task_status', {});
-  await call('task_answer', { task_id: id, answer: 'thanks' });
-  await call('task_result', { task_id: id, include_patch: true });
-  await call('usage', {});
-  await call('provider_set', { name: 'stored', use: 'canary check' });
-  outputs.push(cli(['tasks']), cli(['usage']), cli(['doctor']), cli(['wait', id, '--json']));
-  // Every file of the data home as it is now (the task's files go with its cleanup below).
-  const credentials = join(world.dataHome, 'credentials.json');
-  const filesUnder = (root: string) =>
-    readdirSync(root, { recursive: true, encoding: 'utf8' })
-      .map((name) => join(root, name))
-      .filter((path) => statSync(path).isFile() && path !== credentials)
-      .map((path) => [path, readFileSync(path, 'latin1')] as const);
-  const files = [...filesUnder(world.dataHome), ...filesUnder(world.project)];
-  await call('task_cleanup', { task_id: id });
-  await call('provider_remove', { name: 'fromEnv' });
-  outputs.push(server.stderr());
+    server = await startServer({ ...world.env, ENV_KEY });
+    const call = async (tool: string, args: Record<string, unknown>) => {
+      const result = await server!.callText(tool, args);
+      outputs.push(result.text);
+      return result.text;
+    };
+    await call('providers', { check: true });
+    await call('delegate', { task: 'hi' });
+    await call('delegate', { task: 'hi', profile: 'fromEnv', write_to: 'answer.md' });
+    await call('delegate', { task: 'echo the key', profile: 'stored' });
+    await call('delegate', { task: 'echo the key', profile: 'fromEnv' });
+    await call('delegate_batch', {
+      jobs: [{ task: 'hi' }, { task: 'echo the key', profile: 'fromEnv' }],
+    });
+    await call('agents_list', {});
+    // A task on the Anthropic-format profile whose worker writes the key it was sent.
+    const echoTask = taskIdOf(
+      await call('task_start', { task: 'Write the echo', profile: 'fromEnv' }),
+    );
+    outputs.push(await pollTaskStatus(server, echoTask, /done|failed|lost|timeout/));
+    await call('task_result', { task_id: echoTask, include_patch: true });
+    const started = await call('task_start', {
+      task: 'Print your environment',
+      test_command: 'env; node test.js',
+    });
+    const id = taskIdOf(started);
+    await call('task_progress', { task_id: id });
+    outputs.push(await pollTaskStatus(server, id, /done|failed|lost|timeout/));
+    await call('task_status', {});
+    await call('task_answer', { task_id: id, answer: 'thanks' });
+    await call('task_result', { task_id: id, include_patch: true });
+    await call('usage', {});
+    await call('provider_set', { name: 'stored', use: 'canary check' });
+    outputs.push(cli(['tasks']), cli(['usage']), cli(['doctor']), cli(['wait', id, '--json']));
+    // Every file of the data home as it is now (the task's files go with its cleanup below).
+    const credentials = join(world.dataHome, 'credentials.json');
+    const filesUnder = (root: string) =>
+      readdirSync(root, { recursive: true, encoding: 'utf8' })
+        .map((name) => join(root, name))
+        .filter((path) => statSync(path).isFile() && path !== credentials)
+        .map((path) => [path, readFileSync(path, 'latin1')] as const);
+    const files = [...filesUnder(world.dataHome), ...filesUnder(world.project)];
+    await call('task_cleanup', { task_id: id });
+    await call('provider_remove', { name: 'fromEnv' });
+    outputs.push(server.stderr());
 
-  // The worker really printed its environment and searched HOME and the data home.
-  const workerSaw = fake.requests
-    .filter((request) => JSON.stringify(request.body).includes('Print your environment'))
-    .map((request) => JSON.stringify(request.body.messages));
-  expect(workerSaw.join('\n')).toContain('DELEGATE_TASK_ID');
-  // Keys went out only as credentials, to their own endpoint.
-  const sentKeys = fake.requests.map(
-    (request) => request.headers.authorization ?? request.headers['x-api-key'],
-  );
-  expect(sentKeys).toContain(`Bearer ${STORED_KEY}`);
-  expect(sentKeys).toContain(ENV_KEY);
+    // The worker really printed its environment and searched HOME and the data home.
+    const workerSaw = fake.requests
+      .filter((request) => JSON.stringify(request.body).includes('Print your environment'))
+      .map((request) => JSON.stringify(request.body.messages));
+    expect(workerSaw.join('\n')).toContain('DELEGATE_TASK_ID');
+    // Keys went out only as credentials, to their own endpoint.
+    const sentKeys = fake.requests.map(
+      (request) => request.headers.authorization ?? request.headers['x-api-key'],
+    );
+    expect(sentKeys).toContain(`Bearer ${STORED_KEY}`);
+    expect(sentKeys).toContain(ENV_KEY);
 
-  const paths = files.map(([path]) => path);
-  for (const kind of ['ledger', 'events.jsonl', 'job.json', 'result.json', 'status'])
-    expect(paths.some((path) => path.includes(kind))).toBe(true);
-  const places = [
-    ...outputs.map((text, index) => [`output ${index}`, text] as const),
-    ...workerSaw.map((text, index) => [`worker request ${index}`, text] as const),
-    ...files,
-  ];
-  const leaks = places.filter(
-    ([, text]) =>
-      holdsSecret(text, STORED_KEY) || holdsSecret(text, ENV_KEY) || text.includes('sk-stored'),
-  );
-  expect(leaks.map(([where]) => where)).toEqual([]);
-  // The echoes really came back, redacted, through every path.
-  const seen = outputs.join('\n');
-  expect(seen).toContain('ok, you sent [redacted]');
-  expect(seen).toMatch(/models: \[redacted\]/);
-  expect(seen).toContain('bad key [redacted] / [redacted]');
-  const answerFile = files.find(([path]) => path.endsWith('answer.md'));
-  expect(answerFile?.[1]).toContain('[redacted]');
-  expect(workerSaw.join('\n')).toContain('[redacted]');
-  const echoFiles = files.filter(([path]) => path.endsWith('echo.txt'));
-  expect(echoFiles.length).toBeGreaterThan(0);
-  for (const [, text] of echoFiles) expect(text).toContain('[redacted]');
-  expect(places.length).toBeGreaterThan(30);
-}, 120_000);
+    const paths = files.map(([path]) => path);
+    for (const kind of ['ledger', 'events.jsonl', 'job.json', 'result.json', 'status'])
+      expect(paths.some((path) => path.includes(kind))).toBe(true);
+    const places = [
+      ...outputs.map((text, index) => [`output ${index}`, text] as const),
+      ...workerSaw.map((text, index) => [`worker request ${index}`, text] as const),
+      ...files,
+    ];
+    const leaks = places.filter(
+      ([, text]) =>
+        holdsSecret(text, STORED_KEY) || holdsSecret(text, ENV_KEY) || text.includes('sk-stored'),
+    );
+    expect(leaks.map(([where]) => where)).toEqual([]);
+    // The echoes really came back, redacted, through every path.
+    const seen = outputs.join('\n');
+    expect(seen).toContain('ok, you sent [redacted]');
+    expect(seen).toMatch(/models: \[redacted\]/);
+    expect(seen).toContain('bad key [redacted] / [redacted]');
+    const answerFile = files.find(([path]) => path.endsWith('answer.md'));
+    expect(answerFile?.[1]).toContain('[redacted]');
+    expect(workerSaw.join('\n')).toContain('[redacted]');
+    const echoFiles = files.filter(([path]) => path.endsWith('echo.txt'));
+    expect(echoFiles.length).toBeGreaterThan(0);
+    for (const [, text] of echoFiles) expect(text).toContain('[redacted]');
+    expect(places.length).toBeGreaterThan(30);
+  },
+  scaledMs(120_000),
+);

@@ -13,6 +13,7 @@ import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
 import { taskIdOf } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 let world: TempEnv;
 let fake: FakeProvider | undefined;
@@ -73,7 +74,7 @@ async function newServer(): Promise<ServerHandle> {
 }
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaledMs(timeoutMs);
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
@@ -134,33 +135,39 @@ describe('tasks survive and are never lost', () => {
     expect(result.text).toContain('files changed (1): A half.txt');
   });
 
-  it('task_cancel leaves no process of the tree alive (run_bash with grandchildren), 20 trials', async () => {
-    const handle = await start((request) => {
-      const trial = /trial (\d+)/.exec(JSON.stringify(request.body.messages))?.[1] ?? '0';
-      return {
-        toolUses: [
-          {
-            name: 'run_bash',
-            input: {
-              command: `sleep 30${trial.padStart(2, '0')} & sleep 30${trial.padStart(2, '0')} & wait`,
-              timeout_s: 600,
+  it(
+    'task_cancel leaves no process of the tree alive (run_bash with grandchildren), 20 trials',
+    async () => {
+      const handle = await start((request) => {
+        const trial = /trial (\d+)/.exec(JSON.stringify(request.body.messages))?.[1] ?? '0';
+        return {
+          toolUses: [
+            {
+              name: 'run_bash',
+              input: {
+                command: `sleep 30${trial.padStart(2, '0')}.${process.pid} & sleep 30${trial.padStart(2, '0')}.${process.pid} & wait`,
+                timeout_s: 600,
+              },
             },
-          },
-        ],
-      };
-    });
-    for (let trial = 0; trial < 20; trial += 1) {
-      const marker = `sleep 30${String(trial).padStart(2, '0')}`;
-      const id = taskIdOf(
-        (await handle.callText('task_start', { task: `trial ${trial}`, isolation: 'none' })).text,
-      );
-      await until(() => Promise.resolve(processesWith(marker).length >= 3 ? true : undefined));
-      const cancelled = await handle.callText('task_cancel', { task_id: id });
-      expect(cancelled.text).toMatch(new RegExp(`^${id} cancelled`));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(processesWith(marker), `trial ${trial}`).toEqual([]);
-      expect(processesWith(`task-worker.mjs ${id}`), `trial ${trial}`).toEqual([]);
-    }
-    // Each trial starts a sandboxed worker (~0.6 s more than unsandboxed).
-  }, 120_000);
+          ],
+        };
+      });
+      for (let trial = 0; trial < 20; trial += 1) {
+        // Its own length: no other run on the machine sleeps as long.
+        const marker = `sleep 30${String(trial).padStart(2, '0')}.${process.pid}`;
+        const id = taskIdOf(
+          (await handle.callText('task_start', { task: `trial ${trial}`, isolation: 'none' })).text,
+        );
+        await until(() => Promise.resolve(processesWith(marker).length >= 3 ? true : undefined));
+        const cancelled = await handle.callText('task_cancel', { task_id: id });
+        // Cancel returns once every process of the task is gone: no grace period here.
+        expect(cancelled.text).toMatch(new RegExp(`^${id} cancelled`));
+        expect(cancelled.text).not.toContain('Still stopping');
+        expect(processesWith(marker), `trial ${trial}`).toEqual([]);
+        expect(processesWith(`task-worker.mjs ${id}`), `trial ${trial}`).toEqual([]);
+      }
+      // Each trial starts a sandboxed worker (~0.6 s more than unsandboxed).
+    },
+    scaledMs(120_000),
+  );
 });

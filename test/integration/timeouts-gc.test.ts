@@ -6,6 +6,7 @@ import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 /**
  * Node 18/20 lose `AbortSignal.timeout` inside `AbortSignal.any` once garbage collection has
@@ -60,7 +61,7 @@ function runChild(
     ['--expose-gc', join(dir, 'child.mjs'), baseUrl, String(idleMs), String(totalMs)],
     {
       encoding: 'utf8',
-      timeout: 15_000,
+      timeout: scaledMs(15_000),
     },
   );
   return JSON.parse(child.stdout.trim()) as { outcome: string; ms: number };
@@ -72,7 +73,7 @@ describe('timeouts survive garbage collection (Node 20)', () => {
     const { outcome, ms } = runChild(fake.openaiBaseUrl, 400, 60_000);
     expect(outcome).toBe('stalled');
     expect(ms).toBeGreaterThanOrEqual(390);
-    expect(ms).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(scaledMs(5_000));
   });
 
   it('the total timeout aborts a stream that trickles forever', async () => {
@@ -82,6 +83,6 @@ describe('timeouts survive garbage collection (Node 20)', () => {
     const { outcome, ms } = runChild(fake.openaiBaseUrl, 1_000, 700);
     expect(outcome).toBe('timeout');
     expect(ms).toBeGreaterThanOrEqual(690);
-    expect(ms).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(scaledMs(5_000));
   });
 });

@@ -1,7 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FILE_AND_SHELL_TOOLS,
@@ -12,6 +11,7 @@ import {
 } from '../../server/src/agent/worker-tools/index.ts';
 import { liveProcesses } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs, settle } from '../helpers/timing.ts';
 
 const runBash = FILE_AND_SHELL_TOOLS.find((tool) => tool.name === 'run_bash');
 const IDENTITY = {
@@ -77,7 +77,7 @@ describe('run_bash', () => {
   it('closes stdin, so cat returns at once', async () => {
     const result = await run('cat', 20);
     expect(result.content).toBe('(no output)\nexit code 0');
-    expect(result.elapsedMs).toBeLessThan(5_000);
+    expect(result.elapsedMs).toBeLessThan(scaledMs(5_000));
   });
 
   it('passes the filtered environment only', async () => {
@@ -96,7 +96,7 @@ describe('run_bash', () => {
       expect(result.isError).toBe(true);
       expect(result.content).toMatch(/^Timed out after 1 s: the command and every process/);
       expect(result.content).toMatch(/killed by signal SIG(TERM|KILL)$/);
-      expect(result.elapsedMs).toBeLessThan(6_000);
+      expect(result.elapsedMs).toBeLessThan(scaledMs(6_000));
       const sleepers = result.content
         .split('\n')
         .filter((line) => /^\d+$/.test(line))
@@ -111,7 +111,7 @@ describe('run_bash', () => {
 
   it.skipIf(process.platform !== 'linux')('kills what the command left running', async () => {
     const result = await run('sleep 100 & echo started', 20);
-    expect(result.elapsedMs).toBeLessThan(5_000);
+    expect(result.elapsedMs).toBeLessThan(scaledMs(5_000));
     expect(result.content).toBe(
       'started\n[background processes still running when the command ended were killed]\nexit code 0',
     );
@@ -132,7 +132,7 @@ describe('run_bash', () => {
     const result = await run('sleep 100', 60, controller.signal);
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/^Cancelled: /);
-    expect(result.elapsedMs).toBeLessThan(5_000);
+    expect(result.elapsedMs).toBeLessThan(scaledMs(5_000));
     if (process.platform === 'linux') expect(groupMembers([...groups.keys()][0] ?? 0)).toEqual([]);
     const again = await run('echo never', 60, controller.signal);
     expect(again).toMatchObject({
@@ -224,7 +224,7 @@ describe.skipIf(process.platform !== 'linux')('killProcessGroup', () => {
     });
     const pgid = child.pid ?? 0;
     groups.set(pgid, true);
-    await sleep(200);
+    await settle(200);
     expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(2);
     const started = Date.now();
     await killProcessGroup(pgid, 300);

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { withFileLock } from '../../server/src/engine/file-lock.ts';
 import { currentProcessIdentity } from '../../server/src/util/process-identity.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 const IMPOSSIBLE_PID = 4_194_305;
 
@@ -63,7 +64,7 @@ describe('withFileLock', () => {
       writeLock(JSON.stringify(holder));
       const started = Date.now();
       await expect(withFileLock(lockPath, () => Promise.resolve('ran'))).resolves.toBe('ran');
-      expect(Date.now() - started).toBeLessThan(500);
+      expect(Date.now() - started).toBeLessThan(scaledMs(500));
     }
   });
 

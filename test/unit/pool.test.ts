@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireSlot, poolHolders } from '../../server/src/engine/pool.ts';
 import { currentProcessIdentity } from '../../server/src/util/process-identity.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs } from '../helpers/timing.ts';
 
 const IMPOSSIBLE_PID = 4_194_305;
 
@@ -53,7 +54,7 @@ describe('acquireSlot', () => {
     const slot = await take('k', 1);
     setTimeout(() => void slot?.release(), 150);
     const started = Date.now();
-    expect((await take('k', 1, { waitMs: 5_000 }))?.index).toBe(0);
+    expect((await take('k', 1, { waitMs: scaledMs(5_000) }))?.index).toBe(0);
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
   });
 
@@ -61,9 +62,9 @@ describe('acquireSlot', () => {
     await take('k', 1);
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('cancelled by test')), 100);
-    await expect(take('k', 1, { waitMs: 5_000, signal: controller.signal })).rejects.toThrow(
-      'cancelled by test',
-    );
+    await expect(
+      take('k', 1, { waitMs: scaledMs(5_000), signal: controller.signal }),
+    ).rejects.toThrow('cancelled by test');
   });
 
   it('rejects sizes that are not positive integers, and an empty key', async () => {

@@ -17,6 +17,7 @@ import {
   type JobFile,
 } from './job-store.ts';
 import { killTask } from './reconcile.ts';
+import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
 import { removeWorktree } from './worktree.ts';
@@ -74,11 +75,15 @@ export async function cancelTask(
   const job = await getTask(dataHome, id, wording);
   if (isTerminal(job.state)) return `${statusLine(job, Date.now(), wording)} (already ended)`;
   await killTask(job);
-  // Children started after the first look are in the job file now; kill those too.
-  await killTask(readJob(dataHome, job.id));
+  // Children started after the first look are in the job file now; kill those too. It returns
+  // once every process of the task is gone, or names those still stopping.
+  const stopping = await killTask(readJob(dataHome, job.id));
   await finishTask(dataHome, job.id, { state: 'cancelled', error: 'cancelled by the supervisor' });
   const ended = statusLine(readJob(dataHome, job.id), Date.now(), wording);
-  return `${ended}\nWork salvaged; see ${wording.result(job.id)}.`;
+  const note = stopping.length
+    ? `\nStill stopping: process${stopping.length > 1 ? 'es' : ''} ${stopping.join(', ')} had not exited ${STOP_WAIT_MS / 1000} s after SIGKILL; check with ps -p ${stopping.join(',')}.`
+    : '';
+  return `${ended}\nWork salvaged; see ${wording.result(job.id)}.${note}`;
 }
 
 export interface CleanupRequest {

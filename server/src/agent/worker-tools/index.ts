@@ -8,7 +8,7 @@ import { writeFileTool } from './write-file.ts';
 
 export type { WorkerTool, WorkerToolContext, WorkerToolResult } from './types.ts';
 export { installGitGuard } from './git-guard.ts';
-export { killProcessGroup } from './kill-process-group.ts';
+export { isProcessGroupAlive, killProcessGroup } from './kill-process-group.ts';
 export { workerEnv } from './worker-env.ts';
 
 /** The builtin agent's file and shell tools, in the order the model sees them. */
