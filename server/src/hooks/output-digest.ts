@@ -18,7 +18,7 @@ const TAIL_LINES = 15;
 const NOTABLE_WORDS =
   /\b(?:errors?|err!|fail(?:s|ed|ure|ures|ing)?|fatal|panic(?:ked)?|exception|traceback|warn(?:ing|ings)?|denied|refused|cannot|unable|abort(?:ed)?|assert(?:ion)?(?:error)?|segmentation fault|timed out|timeout|not found|undefined reference|deprecated)\b/gim;
 const NOTABLE_SHAPES = [
-  /\b[A-Z]\w*(?:Error|Exception)\b/gm, // exception class names: ZeroDivisionError, IOException
+  /\w(?:Error|Exception)\b/gm, // exception class names (ZeroDivisionError, IOException): a literal search
   /^[ \t]+at[ \t]+\S/gm, // JavaScript, Java, C#
   /\bat[ \t]+(?:[^\s(]+[ \t]+)?\(?[^\s()]+:\d+(?::\d+)?\)?/gm, // a JavaScript frame behind a prefix (diff, grep -n)
   /^[ \t]*File "[^"\n]+", line \d+/gm, // Python
