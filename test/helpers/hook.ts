@@ -38,21 +38,28 @@ export function runHook(
   return { exitCode: result.status, stdout: result.stdout, stderr: result.stderr, json };
 }
 
+/** What Claude Code sends a tool hook on stdin: the session fields, then the event's own. */
+function toolHookPayload(cwd: string, fields: Record<string, unknown>): string {
+  return JSON.stringify({
+    session_id: 'test-session',
+    transcript_path: join(cwd, '.transcript.jsonl'),
+    cwd,
+    permission_mode: 'default',
+    ...fields,
+    tool_use_id: 'toolu_test',
+  });
+}
+
 /** The PreToolUse payload Claude Code sends for a tool call. */
 export function preToolUse(
   toolName: string,
   toolInput: Record<string, unknown>,
   cwd: string,
 ): string {
-  return JSON.stringify({
-    session_id: 'test-session',
-    transcript_path: join(cwd, '.transcript.jsonl'),
-    cwd,
-    permission_mode: 'default',
+  return toolHookPayload(cwd, {
     hook_event_name: 'PreToolUse',
     tool_name: toolName,
     tool_input: toolInput,
-    tool_use_id: 'toolu_test',
   });
 }
 
@@ -63,15 +70,10 @@ export function postToolUse(
   toolResponse: unknown,
   cwd: string,
 ): string {
-  return JSON.stringify({
-    session_id: 'test-session',
-    transcript_path: join(cwd, '.transcript.jsonl'),
-    cwd,
-    permission_mode: 'default',
+  return toolHookPayload(cwd, {
     hook_event_name: 'PostToolUse',
     tool_name: toolName,
     tool_input: toolInput,
     tool_response: toolResponse,
-    tool_use_id: 'toolu_test',
   });
 }
