@@ -14,6 +14,7 @@ import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.
 import { taskIdOf } from '../helpers/wait.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
+import { isProcessAlive } from '../../server/src/util/process-identity.ts';
 
 let world: TempEnv;
 let fake: FakeProvider | undefined;
@@ -126,8 +127,10 @@ describe('tasks survive and are never lost', () => {
     await until(() => Promise.resolve(calls >= 2 ? true : undefined));
     const worker = jobFiles().find((job) => job.id === id)!.worker!.pid;
     process.kill(worker, 'SIGKILL');
+    // Dead as the task engine judges it (gone, or a zombie): on a loaded machine a killed
+    // process can sit for a while mid-exit, its command line already empty but not yet a zombie.
     await until(() =>
-      Promise.resolve(processesWith(`task-worker.mjs ${id}`).length === 0 ? true : undefined),
+      Promise.resolve(isProcessAlive({ pid: worker, startTime: '' }) ? undefined : true),
     );
     const status = (await handle.callText('task_status', { task_ids: [id] })).text;
     expect(status).toMatch(new RegExp(`^${id} lost: the worker process \\(pid ${worker}\\) died`));
