@@ -3,7 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { resolveDataHome, resolveProjectDir } from './config/paths.ts';
 import { createServer } from './server.ts';
 import { TOOLS } from './tools/registry.ts';
-import { VERSION } from './version.ts';
+import { VERSION } from './util/version.ts';
 
 /** The composition root of the MCP server: environment → context → server → stdio. */
 async function main(): Promise<void> {

@@ -6,7 +6,7 @@ import type {
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { EngineContext } from './engine-context.ts';
+import type { AppContext } from './calls/app-context.ts';
 import type { ToolCall, ToolDefinition, UserAnswer, UserQuestion } from './tools/define-tool.ts';
 import { describeFileSystemError } from './util/file-system-error.ts';
 import { UserError } from './util/user-error.ts';
@@ -19,7 +19,7 @@ const INSTRUCTIONS =
   'them from disk and you get only the answer. Call providers to see the workers.';
 
 export interface ServerDependencies {
-  context: EngineContext;
+  context: AppContext;
   tools: readonly ToolDefinition[];
   version: string;
   /** Where unexpected errors are reported (stderr in production); never stdout. */

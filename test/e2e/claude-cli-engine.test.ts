@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readLedger } from '../../server/src/engine/ledger.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import { claudeBinary } from '../helpers/claude-cli.ts';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
 import {

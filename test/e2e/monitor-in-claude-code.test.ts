@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { announcedPath } from '../../server/src/statusline/status-key.ts';
+import { announcedPath } from '../../server/src/store/status-key.ts';
 import { runClaude, runClaudeCommand } from '../helpers/claude-cli.ts';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { startInteractiveClaude, type InteractiveClaude } from '../helpers/claude-interactive.ts';

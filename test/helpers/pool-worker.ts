@@ -11,8 +11,8 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { withFileLock } from '../../server/src/engine/file-lock.ts';
-import { acquireSlot } from '../../server/src/engine/pool.ts';
+import { withFileLock } from '../../server/src/util/file-lock.ts';
+import { acquireSlot } from '../../server/src/calls/pool.ts';
 import { scaledMs } from './timing.ts';
 
 const [command = '', ...args] = process.argv.slice(2);

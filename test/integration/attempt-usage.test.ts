@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { callModel } from '../../server/src/engine/call-model.ts';
-import { readLedger } from '../../server/src/engine/ledger.ts';
-import { usageReport } from '../../server/src/engine/usage-report.ts';
-import { loadConfig } from '../../server/src/config/load-config.ts';
+import { callModel } from '../../server/src/calls/call-model.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
+import { usageReport } from '../../server/src/calls/usage-report.ts';
+import { loadConfig } from '../../server/src/profiles/load-config.ts';
 import type { GenerateRequest } from '../../server/src/providers/spec.ts';
-import { engineContext, FAST_CALLS } from '../helpers/engine.ts';
+import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -41,7 +41,7 @@ async function worker(replies: FakeReply[], budget?: object) {
 }
 
 const call = () =>
-  callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, engineContext(world));
+  callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, appContext(world));
 
 describe('every attempt that reported usage is in the ledger', () => {
   it('a stream cut mid tool-call JSON, retried: each cut attempt is billed and recorded', async () => {
@@ -86,7 +86,7 @@ describe('every attempt that reported usage is in the ledger', () => {
           callOptions: FAST_CALLS,
           onSpend: (usd) => spent.push(usd),
         },
-        engineContext(world),
+        appContext(world),
       ),
     ).rejects.toThrow(/broke off.*after 4 attempts/);
     const ledger = readLedger(world.dataHome);
@@ -114,7 +114,7 @@ describe('every attempt that reported usage is in the ledger', () => {
         { role: 'user' as const, content: [{ type: 'text' as const, text: 'x'.repeat(20_000) }] },
       ],
     };
-    const context = engineContext(world);
+    const context = appContext(world);
     const failing = callModel({ request, bytesSent: 0, callOptions: FAST_CALLS }, context);
     // After two: $0.04 spent + $0.042 for a third > $0.075.
     await expect(failing).rejects.toThrow(

@@ -2,8 +2,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { reserveBudget, type Lock } from '../../server/src/engine/budget.ts';
-import { appendLedger, readLedger } from '../../server/src/engine/ledger.ts';
+import { reserveBudget, type Lock } from '../../server/src/calls/budget.ts';
+import { appendLedger, readLedger } from '../../server/src/calls/ledger.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

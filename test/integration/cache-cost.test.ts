@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { callModel } from '../../server/src/engine/call-model.ts';
-import { readLedger } from '../../server/src/engine/ledger.ts';
+import { callModel } from '../../server/src/calls/call-model.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import type { GenerateRequest } from '../../server/src/providers/spec.ts';
-import { engineContext, FAST_CALLS } from '../helpers/engine.ts';
+import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type FakeUsage } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
@@ -35,7 +35,7 @@ async function worker(format: 'anthropic' | 'openai', usage: FakeUsage, price: o
 }
 
 const call = () =>
-  callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, engineContext(world));
+  callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, appContext(world));
 
 describe('cache-aware cost over real SSE', () => {
   it('Anthropic: 1,000 input + 10,000 cache-write + 100,000 cache-read + 100 output tokens cost $0.0720, in delegate and usage', async () => {

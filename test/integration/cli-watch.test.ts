@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { announcedPath } from '../../server/src/statusline/status-key.ts';
+import { announcedPath } from '../../server/src/store/status-key.ts';
 import { startCli, type CliProcess } from '../helpers/cli-process.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
@@ -102,6 +102,13 @@ describe('delegate watch (the monitor)', () => {
     await settled(first);
     await task({ id: 't_first1', state: 'done', verdict: 'unverified', ...ended() });
     await waitFor(() => first.lines().length === 1, 5_000);
+    // The line goes out before the record is written (a crash in between repeats one line
+    // rather than losing it), so the watcher is down once its record holds the line.
+    const record = announcedPath(world.dataHome, world.project);
+    await waitFor(
+      () => existsSync(record) && readFileSync(record, 'utf8').includes('t_first1'),
+      5_000,
+    );
     await first.stop();
 
     await task({ id: 't_secnd1', state: 'needs_input', question: 'Keep the old API?' });

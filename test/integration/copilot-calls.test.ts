@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readLedger } from '../../server/src/engine/ledger.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import {
   byAssistantTurn,
   startFakeProvider,

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { discoverLocalServer } from '../../server/src/config/discover-local.ts';
-import { readLedger } from '../../server/src/engine/ledger.ts';
+import { discoverLocalServer } from '../../server/src/profiles/discover-local.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { callModel, failoverChain } from '../../server/src/engine/call-model.ts';
-import { readLedger } from '../../server/src/engine/ledger.ts';
-import { poolKeyOf } from '../../server/src/engine/pool-key.ts';
-import { acquireSlot } from '../../server/src/engine/pool.ts';
-import { loadConfig, type ResolvedProfile } from '../../server/src/config/load-config.ts';
+import { callModel, failoverChain } from '../../server/src/calls/call-model.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
+import { poolKeyOf } from '../../server/src/calls/pool-key.ts';
+import { acquireSlot } from '../../server/src/calls/pool.ts';
+import { loadConfig, type ResolvedProfile } from '../../server/src/profiles/load-config.ts';
 import type { GenerateRequest } from '../../server/src/providers/spec.ts';
-import { FAST_CALLS, engineContext } from '../helpers/engine.ts';
+import { FAST_CALLS, appContext } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type Responder } from '../helpers/fake-provider.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -28,7 +28,7 @@ const REQUEST: GenerateRequest = {
 const call = (profile?: string) =>
   callModel(
     { ...(profile ? { profile } : {}), request: REQUEST, bytesSent: 1000, callOptions: FAST_CALLS },
-    engineContext(world),
+    appContext(world),
   );
 
 async function fake(respond: Responder): Promise<FakeProvider> {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readLedger } from '../../server/src/engine/ledger.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { killQuietly } from '../helpers/processes.ts';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { callModel } from '../../server/src/engine/call-model.ts';
-import { readLedger } from '../../server/src/engine/ledger.ts';
+import { callModel } from '../../server/src/calls/call-model.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import type { GenerateRequest } from '../../server/src/providers/spec.ts';
-import { FAST_CALLS, engineContext } from '../helpers/engine.ts';
+import { FAST_CALLS, appContext } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -150,7 +150,7 @@ for (const format of ['openai', 'anthropic'] as const) {
         const started = Date.now();
         const outcome = await callModel(
           { request: REQUEST, bytesSent: 10, callOptions: FAST_CALLS },
-          engineContext(world),
+          appContext(world),
         ).then(
           (value) => ({ value }),
           (error: unknown) => ({ error: error as Error }),

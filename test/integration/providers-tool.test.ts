@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireSlot } from '../../server/src/engine/pool.ts';
+import { acquireSlot } from '../../server/src/calls/pool.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { CLOSED_URL, createTempEnv, type TempEnv } from '../helpers/temp-env.ts';

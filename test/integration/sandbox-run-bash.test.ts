@@ -8,7 +8,7 @@ import {
   checkSandbox,
   taskSandboxPolicy,
   type SandboxCheck,
-} from '../../server/src/agent/sandbox/index.ts';
+} from '../../server/src/sandbox/index.ts';
 import {
   FILE_AND_SHELL_TOOLS,
   killProcessGroup,

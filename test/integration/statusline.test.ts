@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { statusLinesPath } from '../../server/src/statusline/status-key.ts';
+import { statusLinesPath } from '../../server/src/store/status-key.ts';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';

@@ -4,7 +4,7 @@
  * stops at its cost cap with its work kept.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readLedger } from '../../server/src/engine/ledger.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import {
   byAssistantTurn,
   startFakeProvider,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerNotice } from '../../server/src/engine/answer-notice.ts';
+import { answerNotice } from '../../server/src/calls/answer-notice.ts';
 import type { GenerateResult } from '../../server/src/providers/spec.ts';
 
 const usage = (outputTokens: number) => ({

@@ -9,8 +9,8 @@ import {
   worstCaseCost,
   type BudgetConfig,
   type Lock,
-} from '../../server/src/engine/budget.ts';
-import { appendLedger, type LedgerRecord } from '../../server/src/engine/ledger.ts';
+} from '../../server/src/calls/budget.ts';
+import { appendLedger, type LedgerRecord } from '../../server/src/calls/ledger.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

@@ -2,18 +2,18 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { taskAllowHosts, taskSandboxPolicy } from '../../server/src/agent/sandbox/index.ts';
-import { loadConfig, type ResolvedProfile } from '../../server/src/config/load-config.ts';
+import { taskAllowHosts, taskSandboxPolicy } from '../../server/src/sandbox/index.ts';
+import { loadConfig, type ResolvedProfile } from '../../server/src/profiles/load-config.ts';
 import {
   cliEndpointHosts,
   cliSandboxPaths,
-} from '../../server/src/tasks/cli-engines/cli-sandbox.ts';
-import { cliEngineFor } from '../../server/src/tasks/cli-engines/engines.ts';
-import type { JobFile } from '../../server/src/tasks/job-store.ts';
+} from '../../server/src/tasks/engines/cli-sandbox.ts';
+import { cliEngineFor } from '../../server/src/tasks/engines/registry.ts';
+import type { JobFile } from '../../server/src/store/job-store.ts';
 import { sandboxLine } from '../../server/src/tasks/task-format.ts';
-import { parseClaudeLine } from '../../server/src/tasks/cli-engines/claude-cli.ts';
-import { codexCliEngine, parseCodexLine } from '../../server/src/tasks/cli-engines/codex-cli.ts';
-import { createGeminiParser } from '../../server/src/tasks/cli-engines/gemini-cli.ts';
+import { parseClaudeLine } from '../../server/src/tasks/engines/claude-cli.ts';
+import { codexCliEngine, parseCodexLine } from '../../server/src/tasks/engines/codex-cli.ts';
+import { createGeminiParser } from '../../server/src/tasks/engines/gemini-cli.ts';
 
 describe('claude-cli events', () => {
   it('maps tool calls to steps, edits to files touched, and the result to summary and cost', () => {

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/src/config/load-config.ts';
+import { loadConfig } from '../../server/src/profiles/load-config.ts';
 import { resolveDataHome, resolveProjectDir } from '../../server/src/config/paths.ts';
-import { resolveProfile } from '../../server/src/config/resolve-profile.ts';
-import { firstChatModel } from '../../server/src/config/chat-models.ts';
+import { resolveProfile } from '../../server/src/profiles/resolve-profile.ts';
+import { firstChatModel } from '../../server/src/profiles/chat-models.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

@@ -6,11 +6,11 @@ import {
   saveKey,
   storedKey,
   writeCredentialsSection,
-} from '../../server/src/config/credentials.ts';
-import { loadConfig } from '../../server/src/config/load-config.ts';
-import { githubUrls } from '../../server/src/providers/copilot/copilot-endpoints.ts';
-import { tokenTimes } from '../../server/src/providers/copilot/copilot-token.ts';
-import { nextIntervalS } from '../../server/src/providers/copilot/device-flow.ts';
+} from '../../server/src/profiles/credentials.ts';
+import { loadConfig } from '../../server/src/profiles/load-config.ts';
+import { githubUrls } from '../../server/src/config/copilot-endpoints.ts';
+import { tokenTimes } from '../../server/src/profiles/copilot/copilot-token.ts';
+import { nextIntervalS } from '../../server/src/profiles/copilot/device-flow.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

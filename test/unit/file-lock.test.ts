@@ -10,7 +10,7 @@ import {
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { withFileLock } from '../../server/src/engine/file-lock.ts';
+import { withFileLock } from '../../server/src/util/file-lock.ts';
 import { currentProcessIdentity } from '../../server/src/util/process-identity.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';

@@ -6,7 +6,7 @@ import {
   ledgerDir,
   readLedger,
   type LedgerRecord,
-} from '../../server/src/engine/ledger.ts';
+} from '../../server/src/calls/ledger.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

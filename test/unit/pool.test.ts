@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireSlot, poolHolders } from '../../server/src/engine/pool.ts';
+import { acquireSlot, poolHolders } from '../../server/src/calls/pool.ts';
 import { currentProcessIdentity } from '../../server/src/util/process-identity.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';

@@ -1,6 +1,6 @@
 import { calcPrice } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
-import { costOf, priceFor, type Price } from '../../server/src/engine/pricing.ts';
+import { costOf, priceFor, type Price } from '../../server/src/calls/pricing.ts';
 
 const DEEPSEEK = 'https://api.deepseek.com/v1';
 const OPENAI = 'https://api.openai.com/v1';

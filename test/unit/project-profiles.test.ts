@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/src/config/load-config.ts';
-import { resolveProfile } from '../../server/src/config/resolve-profile.ts';
-import { isLocalAddress } from '../../server/src/providers/endpoint-safety.ts';
+import { loadConfig } from '../../server/src/profiles/load-config.ts';
+import { resolveProfile } from '../../server/src/profiles/resolve-profile.ts';
+import { isLocalAddress } from '../../server/src/http/endpoint-safety.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

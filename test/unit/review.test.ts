@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { LoadedConfig, ResolvedProfile } from '../../server/src/config/load-config.ts';
+import type { LoadedConfig, ResolvedProfile } from '../../server/src/profiles/load-config.ts';
 import { createFixRounds } from '../../server/src/tasks/fix-rounds.ts';
-import type { VerificationFacts } from '../../server/src/tasks/job-store.ts';
+import type { VerificationFacts } from '../../server/src/store/job-store.ts';
 import { parseVerdict, pickReviewProfile } from '../../server/src/tasks/review.ts';
 
 function profile(name: string, local: boolean): ResolvedProfile {

@@ -5,9 +5,9 @@ import {
   sandboxInstallHint,
   taskAllowHosts,
   taskSandboxPolicy,
-} from '../../server/src/agent/sandbox/index.ts';
-import { loadConfig } from '../../server/src/config/load-config.ts';
-import type { JobFile } from '../../server/src/tasks/job-store.ts';
+} from '../../server/src/sandbox/index.ts';
+import { loadConfig } from '../../server/src/profiles/load-config.ts';
+import type { JobFile } from '../../server/src/store/job-store.ts';
 import { statusLine } from '../../server/src/tasks/task-format.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 

@@ -6,8 +6,8 @@ import {
   freshStatusText,
   renderStatusSegments,
   type StatusJob,
-} from '../../server/src/statusline/render-status.ts';
-import { posixCksum, projectStatusKey } from '../../server/src/statusline/status-key.ts';
+} from '../../server/src/store/render-status.ts';
+import { posixCksum, projectStatusKey } from '../../server/src/store/status-key.ts';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const NOW_S = NOW / 1000;

@@ -7,7 +7,7 @@ import type {
   ToolSpec,
 } from '../providers/spec.ts';
 import { textOf } from '../providers/spec.ts';
-import { answerNotice } from '../engine/answer-notice.ts';
+import { answerNotice } from '../calls/answer-notice.ts';
 import {
   CONTEXT_POLICY,
   createContextPolicy,

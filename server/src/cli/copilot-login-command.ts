@@ -1,13 +1,13 @@
-import { listNames, loadConfig, type ResolvedProfile } from '../config/load-config.ts';
-import { copilotPlace } from '../providers/copilot/copilot-profile.ts';
-import { forgetLogin, loggedInText } from '../providers/copilot/copilot-key.ts';
-import { copilotApiToken } from '../providers/copilot/copilot-token.ts';
-import { endedText } from '../providers/copilot/device-flow.ts';
+import { listNames, loadConfig, type ResolvedProfile } from '../profiles/load-config.ts';
+import { copilotPlace } from '../profiles/copilot/copilot-profile.ts';
+import { forgetLogin, loggedInText } from '../profiles/copilot/copilot-key.ts';
+import { copilotApiToken } from '../profiles/copilot/copilot-token.ts';
+import { endedText } from '../profiles/copilot/device-flow.ts';
 import {
   forgetEndedLogin,
   startDeviceLogin,
   waitForLogin,
-} from '../providers/copilot/device-login.ts';
+} from '../profiles/copilot/device-login.ts';
 import { UserError } from '../util/user-error.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 

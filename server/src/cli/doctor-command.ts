@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../config/load-config.ts';
-import { describeProviders } from '../providers/describe-providers.ts';
+import { loadConfig } from '../profiles/load-config.ts';
+import { describeProviders } from '../calls/describe-providers.ts';
 import { describeStatusLineSetup } from '../statusline/install-statusline.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { inCliWords } from '../util/wording.ts';
@@ -111,7 +111,7 @@ async function checkProfiles(context: CliContext): Promise<Check[]> {
 
 async function checkSandbox(context: CliContext): Promise<Check> {
   try {
-    const sandbox = await import('../agent/sandbox/index.ts');
+    const sandbox = await import('../sandbox/index.ts');
     const result = await sandbox.checkSandbox(context.env);
     await sandbox.closeSandbox();
     if (result.isAvailable) {

@@ -5,7 +5,7 @@
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
 import { describeFileSystemError } from '../util/file-system-error.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../util/version.ts';
 import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 

@@ -1,4 +1,4 @@
-import { keyPromptText, keyTarget, storeEnteredKey } from '../config/enter-key.ts';
+import { keyPromptText, keyTarget, storeEnteredKey } from '../profiles/enter-key.ts';
 import { CLI_WORDING, inCliWords } from '../util/wording.ts';
 import { UserError } from '../util/user-error.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';

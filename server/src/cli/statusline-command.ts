@@ -1,13 +1,13 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freshStatusText } from '../statusline/render-status.ts';
+import { freshStatusText } from '../store/render-status.ts';
 import {
   describeStatusLineSetup,
   installStatusLine,
   uninstallStatusLine,
 } from '../statusline/install-statusline.ts';
-import { statusLinesPath } from '../statusline/status-key.ts';
+import { statusLinesPath } from '../store/status-key.ts';
 import { usageError } from './cli-args.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 

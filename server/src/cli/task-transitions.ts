@@ -1,5 +1,5 @@
-import type { StatusJob } from '../statusline/render-status.ts';
-import { posixCksum } from '../statusline/status-key.ts';
+import type { StatusJob } from '../store/render-status.ts';
+import { posixCksum } from '../store/status-key.ts';
 
 /** Per task id, the transition already announced (`done`, `needs_input:<question crc>`…). */
 export type AnnouncedRecord = Record<string, string>;

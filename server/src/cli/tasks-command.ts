@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { damagedStatusLine, type DamagedJob } from '../tasks/damaged-jobs.ts';
-import { isTerminal, type JobFile } from '../tasks/job-store.ts';
+import { isTerminal, type JobFile } from '../store/job-store.ts';
 import { projectTaskList } from '../tasks/task-queries.ts';
 import { statusLine } from '../tasks/task-format.ts';
 import { CLI_WORDING } from '../util/wording.ts';

@@ -9,7 +9,7 @@ import { claudeSettingsPath } from '../statusline/claude-settings.ts';
 import { installedStatusLines, statusLineFiles } from '../statusline/install-statusline.ts';
 import type { InstalledStatusLine } from '../statusline/install-statusline.ts';
 import { tryGit, type PinnedRepository } from '../tasks/git.ts';
-import { isTerminal, listJobs, type JobFile } from '../tasks/job-store.ts';
+import { isTerminal, listJobs, type JobFile } from '../store/job-store.ts';
 import { reconcileJob } from '../tasks/reconcile.ts';
 import type { CliContext } from './cli-command.ts';
 

@@ -1,5 +1,5 @@
-import { loadConfig } from '../config/load-config.ts';
-import { usageReport } from '../engine/usage-report.ts';
+import { loadConfig } from '../profiles/load-config.ts';
+import { usageReport } from '../calls/usage-report.ts';
 import { usageError } from './cli-args.ts';
 import type { CliCommand } from './cli-command.ts';
 

@@ -1,4 +1,4 @@
-import { isTerminal, type JobFile } from '../tasks/job-store.ts';
+import { isTerminal, type JobFile } from '../store/job-store.ts';
 import { getTask } from '../tasks/task-queries.ts';
 import { statusLine } from '../tasks/task-format.ts';
 import { errorMessage } from '../util/user-error.ts';

@@ -1,9 +1,9 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
-import { withFileLock } from '../engine/file-lock.ts';
-import { announcedPath, projectStatusKey, statusDir } from '../statusline/status-key.ts';
-import { readJobSummaries } from '../tasks/job-file.ts';
+import { withFileLock } from '../util/file-lock.ts';
+import { announcedPath, projectStatusKey, statusDir } from '../store/status-key.ts';
+import { readJobSummaries } from '../store/job-file.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 import { watchJobs } from './job-watch.ts';
@@ -102,6 +102,7 @@ async function scanOnce(
     const { lines, record } = decideAnnouncements(jobs, before, context.now().getTime(), (job) =>
       filesChanged(dataHome, job.id),
     );
+    // Printed before it is recorded: a watcher killed in between repeats a line, never loses one.
     for (const line of lines) context.stdout.write(`${line}\n`);
     if (JSON.stringify(record) !== JSON.stringify(before)) {
       writeFileAtomicSync(recordPath, `${JSON.stringify({ project, announced: record })}\n`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COPILOT_API_URL } from '../providers/copilot/copilot-endpoints.ts';
+import { COPILOT_API_URL } from './copilot-endpoints.ts';
 import { GUARDED_OUTPUTS } from './read-settings.ts';
 
 /** Wire formats this version can call. Later engines (CLI workers) extend this list. */

@@ -1,12 +1,12 @@
-import { PIN_HINT } from '../config/discover-local.ts';
-import { loadConfig, type ResolvedProfile } from '../config/load-config.ts';
-import { resolveProfile } from '../config/resolve-profile.ts';
+import { PIN_HINT } from '../profiles/discover-local.ts';
+import { loadConfig, type ResolvedProfile } from '../profiles/load-config.ts';
+import { resolveProfile } from '../profiles/resolve-profile.ts';
 import { outputsDir, resultsDir } from '../config/paths.ts';
-import { answerNotice, type AnswerNotice } from '../engine/answer-notice.ts';
-import { callModel, type ModelCallResult } from '../engine/call-model.ts';
+import { answerNotice, type AnswerNotice } from '../calls/answer-notice.ts';
+import { callModel, type ModelCallResult } from '../calls/call-model.ts';
 import { isSameModel } from '../providers/reasoning.ts';
 import { textOf, type GenerateResult } from '../providers/spec.ts';
-import type { EngineContext } from '../engine-context.ts';
+import type { AppContext } from '../calls/app-context.ts';
 import { UserError } from '../util/user-error.ts';
 import { formatBytes } from '../util/format-bytes.ts';
 import { collectFiles, type CollectedFile } from './collect-files.ts';
@@ -38,7 +38,7 @@ const SYSTEM_PROMPT = [
  */
 export async function runDelegation(
   input: DelegateInput,
-  context: EngineContext,
+  context: AppContext,
   signal?: AbortSignal,
 ): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);

@@ -1,6 +1,6 @@
 import type { BriefProfile } from '../config/read-settings.ts';
 import type { Environment } from '../config/paths.ts';
-import { awaitsReview, type JobSummary } from '../tasks/job-file.ts';
+import { awaitsReview, type JobSummary } from '../store/job-file.ts';
 
 const TOOL_PREFIX = 'mcp__plugin_delegate_workers__';
 const MAX_TASKS_LISTED = 8;

@@ -6,7 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
 import { briefProfiles, readRawConfigs } from '../config/read-settings.ts';
-import { readJobSummaries } from '../tasks/job-file.ts';
+import { readJobSummaries } from '../store/job-file.ts';
 import { readStdin } from './hook-io.ts';
 import { sessionBriefing } from './session-briefing.ts';
 

@@ -39,7 +39,7 @@ function cliEngineOnly(): ModelClient {
  * routing headers, the models list and error texts — leaves here with every key in `secrets`
  * (and the endpoint's own) cut out in all its encodings, so no caller ever holds an echoed key.
  * `secrets` is read after the call: a Copilot API token may have been renewed during it.
- * Engines pass every key the machine holds (`knownSecrets`); without it, only the endpoint's.
+ * Services pass every key the machine holds (`knownSecrets`); without it, only the endpoint's.
  */
 export function createClient(
   format: ProfileFormat,

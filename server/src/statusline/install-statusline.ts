@@ -18,7 +18,7 @@ import {
   writeClaudeSettings,
   type ClaudeSettings,
 } from './claude-settings.ts';
-import { projectStatusKey } from './status-key.ts';
+import { projectStatusKey } from '../store/status-key.ts';
 import { parseJson } from '../util/read-json.ts';
 
 /** In every command this installs; how an installed status line is recognised as delegate's. */

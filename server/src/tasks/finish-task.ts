@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { withFileLock } from '../engine/file-lock.ts';
+import { withFileLock } from '../util/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { readJsonFile } from '../util/read-json.ts';
 import { errorMessage } from '../util/user-error.ts';
-import type { TaskState } from './job-file.ts';
+import type { TaskState } from '../store/job-file.ts';
 import { neutralizeTampering, repositoryDamage } from './git-integrity.ts';
-import { objectProblem } from './job-damage.ts';
+import { objectProblem } from '../store/job-damage.ts';
 import {
   appendEvent,
   DamagedJobError,
@@ -16,7 +16,7 @@ import {
   type JobFile,
   type ReviewFacts,
   type VerificationFacts,
-} from './job-store.ts';
+} from '../store/job-store.ts';
 import {
   describeChanges,
   mergeInstructions,

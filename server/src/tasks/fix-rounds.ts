@@ -4,10 +4,10 @@
  * conversation for another attempt. The facts of every run are kept; the last one is the
  * verdict.
  */
-import type { SandboxPolicy } from '../agent/sandbox/index.ts';
+import type { SandboxPolicy } from '../sandbox/index.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
 import type { Environment } from '../config/paths.ts';
-import { appendEvent, type JobFile, type VerificationFacts } from './job-store.ts';
+import { appendEvent, type JobFile, type VerificationFacts } from '../store/job-store.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
 
 const VERIFY_TIMEOUT_MS = 600_000;

@@ -1,6 +1,6 @@
 import { isProcessAlive } from '../util/process-identity.ts';
 import { finishTask, type Outcome } from './finish-task.ts';
-import { isTerminal, readJob, type JobFile } from './job-store.ts';
+import { isTerminal, readJob, type JobFile } from '../store/job-store.ts';
 import { killTask } from './task-processes.ts';
 
 /**

@@ -7,10 +7,10 @@
 import { runAgentLoop } from '../agent/agent-loop.ts';
 import type { AgentDefinition } from '../agent/agents.ts';
 import { FILE_AND_SHELL_TOOLS, type WorkerToolContext } from '../agent/worker-tools/index.ts';
-import type { LoadedConfig, ResolvedProfile } from '../config/load-config.ts';
+import type { LoadedConfig, ResolvedProfile } from '../profiles/load-config.ts';
 import type { GenerateRequest, GenerateResult } from '../providers/spec.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
-import type { JobFile, ReviewFacts, VerificationFacts } from './job-store.ts';
+import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-store.ts';
 
 /** Diff text the reviewer gets inline; the rest it reads from the files. */
 const MAX_DIFF_CHARS = 60_000;

@@ -9,16 +9,16 @@ import {
   type SandboxDecision,
   taskAllowHosts,
   withSandboxLease,
-} from '../agent/sandbox/index.ts';
+} from '../sandbox/index.ts';
 import { turnBudget } from '../agent/turn-budget.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
-import { loadConfig } from '../config/load-config.ts';
-import { resolveProfile } from '../config/resolve-profile.ts';
-import type { EngineContext } from '../engine-context.ts';
+import { loadConfig } from '../profiles/load-config.ts';
+import { resolveProfile } from '../profiles/resolve-profile.ts';
+import type { AppContext } from '../calls/app-context.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
 import { UserError } from '../util/user-error.ts';
 import { isCliFormat, type SandboxMode } from '../config/schema.ts';
-import { cliEndpointHosts, cliEngineFor, findBinary } from './cli-engines/index.ts';
+import { cliEndpointHosts, cliEngineFor, findBinary } from './engines/index.ts';
 import {
   appendEvent,
   isTerminal,
@@ -29,7 +29,7 @@ import {
   updateJob,
   writeJob,
   type JobFile,
-} from './job-store.ts';
+} from '../store/job-store.ts';
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
@@ -68,12 +68,12 @@ export const TASK_DEFAULTS = {
  * Starts a task: checks the profile and agent, makes the worktree, runs the test command once
  * before any token is spent (preflight), then spawns the detached worker process and returns.
  */
-export function startTask(input: StartTaskInput, context: EngineContext): Promise<JobFile> {
+export function startTask(input: StartTaskInput, context: AppContext): Promise<JobFile> {
   // The sandbox is checked, and runs the preflight, only while a start is in flight.
   return withSandboxLease(() => startTaskNow(input, context));
 }
 
-async function startTaskNow(input: StartTaskInput, context: EngineContext): Promise<JobFile> {
+async function startTaskNow(input: StartTaskInput, context: AppContext): Promise<JobFile> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const agent = input.agent ? lookupAgent(input.agent, context) : undefined;
   const profile = await resolveProfile(
@@ -184,7 +184,7 @@ async function startTaskNow(input: StartTaskInput, context: EngineContext): Prom
  */
 async function decideTaskSandbox(
   mode: SandboxMode,
-  env: EngineContext['env'],
+  env: AppContext['env'],
   conflict: string | undefined,
 ): Promise<SandboxDecision> {
   if (conflict === undefined || mode === 'off') return decideSandbox(mode, env);
@@ -216,7 +216,7 @@ function taskBudget(asked: number | undefined, configured: number | undefined) {
 }
 
 /** The task's directory must exist and lie under the project (symlinks resolved). */
-function lookupAgent(name: string, context: EngineContext): AgentDefinition {
+function lookupAgent(name: string, context: AppContext): AgentDefinition {
   const agent = findAgent(name, agentRootsFor(context.projectDir, context.env));
   if (!agent)
     throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
@@ -224,7 +224,7 @@ function lookupAgent(name: string, context: EngineContext): AgentDefinition {
 }
 
 /** The worker runs detached in its own process group, so it outlives the server and can be killed whole. */
-async function spawnWorker(job: JobFile, context: EngineContext): Promise<JobFile> {
+async function spawnWorker(job: JobFile, context: AppContext): Promise<JobFile> {
   if (!context.workerScript) throw new Error('the task worker script is not configured');
   const log = openSync(join(jobDir(context.dataHome, job.id), 'worker.log'), 'a');
   const child = spawn(process.execPath, [context.workerScript, job.id], {

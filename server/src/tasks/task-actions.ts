@@ -15,7 +15,7 @@ import {
   readJob,
   updateJob,
   type JobFile,
-} from './job-store.ts';
+} from '../store/job-store.ts';
 import { killTask } from './reconcile.ts';
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';

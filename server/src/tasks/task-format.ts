@@ -1,4 +1,4 @@
-import type { JobFile } from './job-store.ts';
+import type { JobFile } from '../store/job-store.ts';
 import type { TaskResultFile } from './finish-task.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 

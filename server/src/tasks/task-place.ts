@@ -2,7 +2,7 @@ import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { resolveCommit } from './git.ts';
 import { findGitMetadata } from './git-integrity.ts';
-import type { JobFile } from './job-store.ts';
+import type { JobFile } from '../store/job-store.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
 import {
   createWorktree,

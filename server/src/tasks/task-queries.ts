@@ -5,7 +5,7 @@ import {
   scanJobs,
   isTerminal,
   type JobFile,
-} from './job-store.ts';
+} from '../store/job-store.ts';
 import { reconcileJob } from './reconcile.ts';
 import {
   damagedStatusLine,

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { prepareCommand, type SandboxPolicy } from '../agent/sandbox/index.ts';
+import { prepareCommand, type SandboxPolicy } from '../sandbox/index.ts';
 import { killProcessGroup } from '../agent/worker-tools/index.ts';
 import { errorMessage } from '../util/user-error.ts';
-import type { VerificationFacts } from './job-store.ts';
+import type { VerificationFacts } from '../store/job-store.ts';
 
 const TAIL_CHARS = 3_000;
 

@@ -8,26 +8,26 @@ import { join } from 'node:path';
 import { runAgentLoop } from '../agent/agent-loop.ts';
 import { agentRootsFor, findAgent } from '../agent/agents.ts';
 import { TURN_BUDGET } from '../agent/turn-budget.ts';
-import { closeSandbox, sandboxForJob } from '../agent/sandbox/index.ts';
+import { closeSandbox, sandboxForJob } from '../sandbox/index.ts';
 import {
   FILE_AND_SHELL_TOOLS,
   installGitGuard,
   workerEnv,
   type WorkerToolContext,
 } from '../agent/worker-tools/index.ts';
-import { serverFromSnapshot } from '../config/discover-local.ts';
+import { serverFromSnapshot } from '../profiles/discover-local.ts';
 import { resolveDataHome } from '../config/paths.ts';
 import { isCliFormat } from '../config/schema.ts';
-import { callModel } from '../engine/call-model.ts';
-import type { EngineContext } from '../engine-context.ts';
+import { callModel } from '../calls/call-model.ts';
+import type { AppContext } from '../calls/app-context.ts';
 import type { GenerateRequest } from '../providers/spec.ts';
 import { currentProcessIdentity } from '../util/process-identity.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { finishTask, type Outcome } from './finish-task.ts';
-import { CliTaskError, runCliTask } from './cli-engines/index.ts';
+import { CliTaskError, runCliTask } from './engines/index.ts';
 import { createTaskFixRounds } from './fix-rounds.ts';
-import { appendEvent, isTerminal, jobDir, readJob, updateJob, type JobFile } from './job-store.ts';
-import { takeMessages } from './mailbox.ts';
+import { appendEvent, isTerminal, jobDir, readJob, updateJob, type JobFile } from '../store/job-store.ts';
+import { takeMessages } from '../store/mailbox.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { REVIEW_MAX_TURNS, reviewWork } from './review.ts';
 import { workerPrompt } from './worker-prompt.ts';
@@ -49,7 +49,7 @@ async function main(id: string): Promise<void> {
   const dataHome = resolveDataHome(env);
   const queued = readJob(dataHome, id);
   const snapshot = queued.discovered;
-  const context: EngineContext = {
+  const context: AppContext = {
     env,
     projectDir: queued.project,
     dataHome,
@@ -87,7 +87,7 @@ type TaskOutcome = Omit<Outcome, 'state'>;
 /** The worker's run, fix rounds included, then the reviewer pass when there is a definition of done. */
 async function runTask(
   job: JobFile,
-  context: EngineContext,
+  context: AppContext,
   signal: AbortSignal,
 ): Promise<TaskOutcome> {
   const { dataHome } = context;
@@ -211,7 +211,7 @@ function turnsPerFixRound(maxTurns: number, rounds: number): number {
 async function callForTask(
   id: string,
   request: GenerateRequest,
-  context: EngineContext,
+  context: AppContext,
   signal: AbortSignal,
   profile?: string,
 ) {

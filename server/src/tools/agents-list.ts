@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import { z } from 'zod';
 import type { AgentRoots, ListedAgent } from '../agent/agents.ts';
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 const DESCRIPTION_LIMIT = 120;
@@ -24,7 +24,7 @@ export const agentsListTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { agentRootsFor, confineWorkdir, listAgents } = await loadEngines();
+    const { agentRootsFor, confineWorkdir, listAgents } = await loadServices();
     // Confined like a task's workdir: the lookup reads agent files, so only the project's.
     const projectDir = confineWorkdir(realpathSync(context.projectDir), input.workdir ?? '.');
     const roots = agentRootsFor(projectDir, context.env);

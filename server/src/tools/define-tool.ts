@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { EngineContext } from '../engine-context.ts';
+import type { AppContext } from '../calls/app-context.ts';
 import { profileNameProblem } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 
@@ -34,7 +34,7 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   annotations: ToolAnnotations;
   handler(
     input: z.infer<z.ZodObject<Shape>>,
-    context: EngineContext,
+    context: AppContext,
     call: ToolCall,
   ): Promise<string>;
 }

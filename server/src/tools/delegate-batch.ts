@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { errorMessage } from '../util/user-error.ts';
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { defineTool } from './define-tool.ts';
 import { DELEGATE_FIELDS, toDelegateInput } from './delegate.ts';
 
@@ -37,7 +37,7 @@ export const delegateBatchTool = defineTool({
     openWorldHint: true,
   },
   handler: async ({ jobs }, context, call) => {
-    const { runDelegation } = await loadEngines();
+    const { runDelegation } = await loadServices();
     let finished = 0;
     const inlineLimit = Math.max(1_500, Math.floor(BATCH_INLINE_BUDGET / jobs.length));
     const outcomes = await Promise.allSettled(

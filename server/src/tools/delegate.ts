@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DelegateInput } from '../delegation/run-delegation.ts';
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { checkProfileArgument, defineTool } from './define-tool.ts';
 import { withHeartbeat } from './heartbeat.ts';
 
@@ -55,7 +55,7 @@ export const delegateTool = defineTool({
   },
   handler: (input, context, call) =>
     withHeartbeat(call, 'waiting for the worker', async () =>
-      (await loadEngines()).runDelegation(toDelegateInput(input), context, call.signal),
+      (await loadServices()).runDelegation(toDelegateInput(input), context, call.signal),
     ),
 });
 

@@ -26,11 +26,11 @@ export const providerKeyTool = defineTool({
     }
     checkProfileArgument(input.profile, 'profile');
     const { keyPromptText, keyTarget, noFormText, storeEnteredKey } =
-      await import('../config/enter-key.ts');
+      await import('../profiles/enter-key.ts');
     const { dataHome, projectDir, env } = context;
     const target = keyTarget(dataHome, projectDir, env, input.profile);
     if (target.profile.format === 'copilot') {
-      const { copilotKeyStep } = await import('../providers/copilot/copilot-key.ts');
+      const { copilotKeyStep } = await import('../profiles/copilot/copilot-key.ts');
       return copilotKeyStep(target.profile, env);
     }
     const cli = context.workerScript

@@ -14,7 +14,7 @@ export const providerRemoveTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { removeProfile } = await import('../config/manage-profiles.ts');
+    const { removeProfile } = await import('../profiles/manage-profiles.ts');
     return removeProfile(context, input.name);
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { toSnake } from '../config/profile-input.ts';
+import { toSnake } from '../profiles/profile-input.ts';
 import { PROFILE_FORMATS, profileSchema } from '../config/schema.ts';
 import { defineTool } from './define-tool.ts';
 
@@ -46,8 +46,8 @@ export const providerSetTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { profilePatch } = await import('../config/profile-input.ts');
-    const { setProfile } = await import('../config/manage-profiles.ts');
+    const { profilePatch } = await import('../profiles/profile-input.ts');
+    const { setProfile } = await import('../profiles/manage-profiles.ts');
     const patch = profilePatch(input, PROFILE_ARGUMENTS);
     return setProfile(context, input.name, patch, input.default === true);
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { defineTool } from './define-tool.ts';
 
 export const providersTool = defineTool({
@@ -19,5 +19,5 @@ export const providersTool = defineTool({
     openWorldHint: true,
   },
   handler: async (input, context) =>
-    (await loadEngines()).describeProviders(context, input.check ?? false),
+    (await loadServices()).describeProviders(context, input.check ?? false),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { UserError } from '../util/user-error.ts';
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskAnswerTool = defineTool({
@@ -21,7 +21,7 @@ export const taskAnswerTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { appendEvent, getTask, isTerminal, jobDir, postMessage } = await loadEngines();
+    const { appendEvent, getTask, isTerminal, jobDir, postMessage } = await loadServices();
     const job = await getTask(context.dataHome, input.task_id);
     if (isTerminal(job.state)) {
       throw new UserError(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskCancelTool = defineTool({
@@ -17,7 +17,7 @@ export const taskCancelTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { cancelTask } = await loadEngines();
+    const { cancelTask } = await loadServices();
     return cancelTask(context.dataHome, input.task_id);
   },
 });

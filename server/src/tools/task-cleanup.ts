@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskCleanupTool = defineTool({
@@ -21,7 +21,7 @@ export const taskCleanupTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { cleanupTasks } = await loadEngines();
+    const { cleanupTasks } = await loadServices();
     return cleanupTasks(context.dataHome, context.projectDir, {
       ...(input.task_id ? { taskId: input.task_id } : {}),
       allFinished: input.all_finished ?? false,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 export const taskProgressTool = defineTool({
@@ -22,7 +22,7 @@ export const taskProgressTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { getTask, readEvents, sandboxLine, statusLine } = await loadEngines();
+    const { getTask, readEvents, sandboxLine, statusLine } = await loadServices();
     const job = await getTask(context.dataHome, input.task_id);
     const now = Date.now();
     const seconds = (iso?: string) => (iso ? Math.round((now - Date.parse(iso)) / 1000) : 0);

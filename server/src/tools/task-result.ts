@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskResultTool = defineTool({
@@ -23,7 +23,7 @@ export const taskResultTool = defineTool({
     openWorldHint: false,
   },
   handler: async (input, context) => {
-    const { reviewTask } = await loadEngines();
+    const { reviewTask } = await loadServices();
     const review = await reviewTask(context.dataHome, input.task_id, {
       includePatch: input.include_patch ?? false,
     });

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { checkProfileArgument, defineTool } from './define-tool.ts';
 
 export const taskStartTool = defineTool({
@@ -81,7 +81,7 @@ export const taskStartTool = defineTool({
   handler: async (input, context, call) => {
     if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
     const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
-      await loadEngines();
+      await loadServices();
     const job = await startTask(
       {
         task: input.task,

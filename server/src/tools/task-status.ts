@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 export const taskStatusTool = defineTool({
@@ -19,7 +19,7 @@ export const taskStatusTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { taskStatusText } = await loadEngines();
+    const { taskStatusText } = await loadServices();
     return taskStatusText(context.dataHome, realpathSync(context.projectDir), input.task_ids);
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadEngines } from '../load-engines.ts';
+import { loadServices } from './load-services.ts';
 import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
 
 export const usageTool = defineTool({
@@ -17,7 +17,7 @@ export const usageTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, context) => {
-    const { loadConfig, usageReport } = await loadEngines();
+    const { loadConfig, usageReport } = await loadServices();
     const config = loadConfig(context.dataHome, context.projectDir, context.env);
     return usageReport(context.dataHome, config, input.period ?? 'both', context.now());
   },

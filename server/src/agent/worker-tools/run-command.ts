@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, UserError } from '../../util/user-error.ts';
-import { prepareCommand, type PreparedCommand } from '../sandbox/os-sandbox.ts';
-import { isProcessGroupAlive, killProcessGroup } from './kill-process-group.ts';
+import { prepareCommand, type PreparedCommand } from '../../sandbox/os-sandbox.ts';
+import { isProcessGroupAlive, killProcessGroup } from '../../sandbox/kill-process-group.ts';
 import { createOutputCapture, type OutputCapture } from './output-capture.ts';
 import type { WorkerToolContext } from './types.ts';
 

@@ -1,4 +1,4 @@
-import type { SandboxPolicy } from '../sandbox/sandbox-policy.ts';
+import type { SandboxPolicy } from '../../sandbox/sandbox-policy.ts';
 
 /** What every worker tool call runs against: the task directory, its environment and its cancellation. */
 export interface WorkerToolContext {

@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { getJson, parseJson, postStream, routingFacts } from '../http-stream.ts';
+import { getJson, parseJson, postStream, routingFacts } from '../../http/http-stream.ts';
 import {
   ProviderError,
   withUsage,

@@ -9,11 +9,11 @@ import {
   type GenerateResult,
   type ModelClient,
 } from '../spec.ts';
-import { chatHeaders, COPILOT_API_URL } from './copilot-endpoints.ts';
-import type { CopilotEndpoint } from './copilot-profile.ts';
-import type { CachedToken } from './copilot-store.ts';
-import { copilotApiToken, NotLoggedInError } from './copilot-token.ts';
-import { pollPendingLogin } from './device-login.ts';
+import { chatHeaders, COPILOT_API_URL } from '../../config/copilot-endpoints.ts';
+import type { CopilotEndpoint } from '../../profiles/copilot/copilot-profile.ts';
+import type { CachedToken } from '../../profiles/copilot/copilot-store.ts';
+import { copilotApiToken, NotLoggedInError } from '../../profiles/copilot/copilot-token.ts';
+import { pollPendingLogin } from '../../profiles/copilot/device-login.ts';
 
 /**
  * GitHub Copilot: OpenAI Chat Completions at `<api>/chat/completions` with a short-lived Copilot

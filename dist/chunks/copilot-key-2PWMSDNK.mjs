@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{copilotKeyStep,forgetLogin,loggedInText}from"./chunk-7OVQK6ZE.mjs";import"./chunk-Q23HTBVD.mjs";import"./chunk-UYVAP63N.mjs";import"./chunk-QTFY3JJ5.mjs";import"./chunk-B4Q5OIXK.mjs";import"./chunk-K5Z32PB3.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-6R3DVGTV.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{copilotKeyStep,forgetLogin,loggedInText};

@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{keyPromptText,keyTarget,noFormText,storeEnteredKey}from"./chunk-6EKPEAJO.mjs";import"./chunk-JFF4YS4P.mjs";import"./chunk-QTFY3JJ5.mjs";import"./chunk-I5VBYRDA.mjs";import"./chunk-K5Z32PB3.mjs";import"./chunk-VC2OY46P.mjs";import"./chunk-FC4UF43J.mjs";import"./chunk-6R3DVGTV.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{keyPromptText,keyTarget,noFormText,storeEnteredKey};

@@ -1,0 +1,157 @@
+// The floor order of server/src, checked: every import goes down a floor or stays in its folder,
+// no file imports itself back through others (type imports count), and no entry loads the tool
+// services at start-up. `node scripts/import-floors.mjs` prints the problems; the unit test
+// test/unit/import-floors.test.ts runs the same check in `npm run verify`.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Bottom to top; folders on one line share a floor and may not import each other. */
+export const FLOORS = [
+  ['util'],
+  ['config'],
+  ['http'],
+  ['profiles'],
+  ['store'],
+  ['providers'],
+  ['calls'],
+  ['sandbox'],
+  ['agent'],
+  ['tasks', 'delegation'],
+  ['tools'],
+  ['server', 'cli', 'hooks', 'statusline'],
+];
+
+/**
+ * Entries and what their start-up must not load statically (the MCP server answers
+ * `initialize` and `tools/list` before the services come in with the first tool call).
+ */
+export const START_UP = {
+  'main.ts': ['tools/services.ts'],
+  'hooks/pre-tool-use.ts': ['tools/services.ts'],
+  'hooks/post-tool-use.ts': ['tools/services.ts'],
+  'hooks/session-start.ts': ['tools/services.ts'],
+  'cli/main.ts': ['tools/services.ts'],
+};
+
+const IMPORT =
+  /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+/** Every relative import of the .ts files under `root`: {from, to, typeOnly, dynamic}. */
+export function importGraph(root) {
+  const files = [];
+  (function walk(dir) {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (path.endsWith('.ts')) files.push(relative(root, path));
+    }
+  })(root);
+  const edges = [];
+  for (const file of files) {
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const match of text.matchAll(IMPORT)) {
+      const spec = match[3] ?? match[4];
+      const to = relative(root, resolve(root, dirname(file), spec));
+      edges.push({ from: file, to, typeOnly: Boolean(match[2]), dynamic: Boolean(match[4]) });
+    }
+  }
+  return { files, edges };
+}
+
+/** The folder a file belongs to; files at the root are the server entry (`server`). */
+export function folderOf(file) {
+  return file.includes('/') ? file.split('/')[0] : 'server';
+}
+
+function floorOf(folder) {
+  return FLOORS.findIndex((floor) => floor.includes(folder));
+}
+
+/** Strongly connected groups of more than one file (Tarjan), over every import kind. */
+function cycles(files, edges) {
+  const next = new Map(files.map((file) => [file, []]));
+  for (const edge of edges) next.get(edge.from)?.push(edge.to);
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const groups = [];
+  let counter = 0;
+  const visit = (file) => {
+    index.set(file, counter);
+    low.set(file, counter);
+    counter += 1;
+    stack.push(file);
+    onStack.add(file);
+    for (const target of next.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file), low.get(target)));
+      } else if (onStack.has(target)) {
+        low.set(file, Math.min(low.get(file), index.get(target)));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group = [];
+    let member;
+    do {
+      member = stack.pop();
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== file);
+    if (group.length > 1) groups.push(group.sort());
+  };
+  for (const file of files) if (!index.has(file)) visit(file);
+  return groups;
+}
+
+/** The static (run-time, non-dynamic) import closure of `entry`. */
+function startUpClosure(entry, edges) {
+  const seen = new Set([entry]);
+  const queue = [entry];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    for (const edge of edges) {
+      if (edge.from !== file || edge.typeOnly || edge.dynamic || seen.has(edge.to)) continue;
+      seen.add(edge.to);
+      queue.push(edge.to);
+    }
+  }
+  return seen;
+}
+
+/** One line per broken rule; empty when the floors hold. */
+export function floorProblems({ files, edges }, startUp = START_UP) {
+  const problems = [];
+  for (const folder of new Set(files.map(folderOf))) {
+    if (floorOf(folder) < 0) problems.push(`folder ${folder}/ is on no floor (add it to FLOORS)`);
+  }
+  for (const edge of edges) {
+    const [from, to] = [folderOf(edge.from), folderOf(edge.to)];
+    if (from === to) continue;
+    const [fromFloor, toFloor] = [floorOf(from), floorOf(to)];
+    if (fromFloor < 0 || toFloor < 0) continue;
+    if (toFloor >= fromFloor) {
+      const how = toFloor === fromFloor ? 'sideways' : 'up';
+      problems.push(`${edge.from} imports ${edge.to}: ${how} from ${from}/ to ${to}/`);
+    }
+  }
+  for (const group of cycles(files, edges)) problems.push(`import cycle: ${group.join(' → ')}`);
+  for (const [entry, forbidden] of Object.entries(startUp)) {
+    if (!files.includes(entry)) continue;
+    const closure = startUpClosure(entry, edges);
+    for (const file of forbidden) {
+      if (closure.has(file)) problems.push(`${entry} loads ${file} at start-up (import it lazily)`);
+    }
+  }
+  return problems;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'server', 'src');
+  const problems = floorProblems(importGraph(root));
+  for (const problem of problems) console.log(problem);
+  console.log(problems.length === 0 ? 'floors hold' : `${problems.length} problems`);
+  process.exitCode = problems.length === 0 ? 0 : 1;
+}

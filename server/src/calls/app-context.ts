@@ -1,0 +1,19 @@
+import type { Environment } from '../config/paths.ts';
+import type { Discover } from '../profiles/resolve-profile.ts';
+import type { LearnedFacts } from '../providers/spec.ts';
+
+/** What every floor gets from its entry (server, worker, CLI); nothing is read from globals. */
+export interface AppContext {
+  env: Environment;
+  projectDir: string;
+  dataHome: string;
+  now(): Date;
+  discover?: Discover;
+  /** The bundled task worker (dist/task-worker.mjs), spawned detached for each task. */
+  workerScript?: string;
+  /**
+   * What adapters learned about each profile's model (e.g. that it takes
+   * `max_completion_tokens`), kept for the life of the process; keyed by profile and model.
+   */
+  learned?: Map<string, LearnedFacts>;
+}

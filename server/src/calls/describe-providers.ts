@@ -1,0 +1,166 @@
+import { discoverLocalServer, discoveredProfile } from '../profiles/discover-local.ts';
+import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../profiles/load-config.ts';
+import { credentialsNote } from '../profiles/credentials.ts';
+import { describeAuth, endpointFor } from '../profiles/profile-endpoint.ts';
+import { noWorkerMessage, resolveProfile } from '../profiles/resolve-profile.ts';
+import type { AppContext } from './app-context.ts';
+import { errorMessage } from '../util/user-error.ts';
+import { slotsDir } from '../config/paths.ts';
+import { poolKeyOf, poolSizeOf } from './pool-key.ts';
+import { poolHolders, type PoolHolder } from './pool.ts';
+import { knownSecrets } from '../profiles/known-secrets.ts';
+import { localNameProblem } from '../profiles/local-address.ts';
+import { createClient } from '../providers/create-client.ts';
+import { ProviderError } from '../providers/spec.ts';
+
+const CHECK_TIMEOUT_MS = 5_000;
+const MODELS_SHOWN = 8;
+
+/** The text of the `providers` tool: every profile, the default, and (with `check`) live facts. */
+export async function describeProviders(context: AppContext, check: boolean): Promise<string> {
+  const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const notes = [
+    credentialsNote(context.dataHome),
+    config.envProfileIgnored,
+    ...(config.warnings ?? []),
+  ].filter((note): note is string => note !== undefined);
+  const noted = (text: string) => (notes.length ? `${notes.join('\n')}\n${text}` : text);
+  const discover = context.discover ?? discoverLocalServer;
+  if (config.profiles.size === 0) {
+    const server = await discover(context.env);
+    if (!server) return noted(noWorkerMessage(config.configFile));
+    const profile = discoveredProfile(server);
+    const lines = await describeProfile(profile, context, check, true);
+    const skipped = server.skipped.length
+      ? ` Skipped (cannot chat): ${server.skipped.join(', ')}.`
+      : '';
+    return noted(
+      `No profiles configured; using the auto-detected local server:\n${lines}\n` +
+        `Served models: ${server.models.slice(0, MODELS_SHOWN).join(', ')}. Chosen: ${server.model}.${skipped} ` +
+        `To use another, add a profile with provider_set or in ${config.configFile} (its "model" picks it).`,
+    );
+  }
+  const defaultName = await defaultProfileName(config, context);
+  const blocks = await Promise.all(
+    [...config.profiles.values()].map((profile) =>
+      describeProfile(
+        profile,
+        context,
+        check,
+        profile.name === defaultName,
+        config.profiles.values(),
+      ),
+    ),
+  );
+  const files = config.files.length ? config.files.join(', ') : 'DELEGATE_* environment variables';
+  const why = defaultReason(config, defaultName);
+  return noted(
+    `Profiles (default: ${defaultName ?? 'none — pass profile or set defaultProfile'}; from ${files}${why}):\n${blocks.join('\n')}`,
+  );
+}
+
+function defaultReason(config: LoadedConfig, defaultName: string | undefined): string {
+  if (defaultName === undefined) return '';
+  if (config.defaultFrom) return `; defaultProfile set in ${config.defaultFrom}`;
+  if (config.profiles.get(defaultName)?.source === 'env') return '; the environment profile';
+  return '; the only profile';
+}
+
+/** Where a profile's settings came from; its key's source is in `describeAuth`. */
+function settingsOrigin(profile: ResolvedProfile): string {
+  const replaces = profile.replaces ? ` (replaces the one in ${profile.replaces})` : '';
+  switch (profile.source) {
+    case 'config':
+      return `from user config ${profile.origin}`;
+    case 'project':
+      return `from project config ${profile.origin}${replaces}`;
+    case 'env':
+      return `from ${profile.origin}`;
+    default:
+      return 'auto-detected';
+  }
+}
+
+async function defaultProfileName(
+  config: LoadedConfig,
+  context: AppContext,
+): Promise<string | undefined> {
+  try {
+    return (await resolveProfile(config, undefined, context.env, () => Promise.resolve(undefined)))
+      .name;
+  } catch {
+    return undefined;
+  }
+}
+
+async function describeProfile(
+  profile: ResolvedProfile,
+  context: AppContext,
+  check: boolean,
+  isDefault: boolean,
+  profiles: Iterable<ResolvedProfile> = [],
+): Promise<string> {
+  const holders = poolHolders(slotsDir(context.dataHome));
+  const facts = [
+    profile.format,
+    `model ${profile.model}`,
+    profile.baseUrl,
+    await localOrRemote(profile, context),
+    describeAuth(profile, context.env),
+    settingsOrigin(profile),
+  ];
+  const lines = [`- ${profile.name}${isDefault ? ' (default)' : ''}: ${facts.join(' · ')}`];
+  if (profile.use) lines.push(`  use: ${profile.use}`);
+  // Names only: a header value may be a gateway credential.
+  if (profile.headers) lines.push(`  headers: ${Object.keys(profile.headers).join(', ')}`);
+  lines.push(`  pool: ${describePool(profile, holders)}`);
+  if (profile.failover?.length) lines.push(`  failover: ${profile.failover.join(' → ')}`);
+  if (check) lines.push(`  check: ${await checkProfile(profile, context, profiles)}`);
+  return lines.join('\n');
+}
+
+/** `local` only where the address is: a name is resolved (see config/local-address.ts). */
+async function localOrRemote(profile: ResolvedProfile, context: AppContext): Promise<string> {
+  if (!profile.local) return 'remote';
+  const problem = await localNameProblem(profile.baseUrl, context.env);
+  return problem ? `local REFUSED (${problem}): remove "local": true or fix baseUrl` : 'local';
+}
+
+async function checkProfile(
+  profile: ResolvedProfile,
+  context: AppContext,
+  profiles: Iterable<ResolvedProfile>,
+): Promise<string> {
+  const started = Date.now();
+  try {
+    const client = createClient(profile.format, endpointFor(profile, context.env), () =>
+      knownSecrets(context.dataHome, [...profiles, profile], context.env),
+    );
+    const models = (await client.listModels?.({ totalTimeoutMs: CHECK_TIMEOUT_MS })) ?? [];
+    const served = models.includes(profile.model)
+      ? `serves ${profile.model}`
+      : `does NOT list ${profile.model}`;
+    const shown = models.slice(0, MODELS_SHOWN).join(', ');
+    const more = models.length > MODELS_SHOWN ? ` (+${models.length - MODELS_SHOWN} more)` : '';
+    return `reachable in ${Date.now() - started} ms; ${served}; models: ${shown || 'none listed'}${more}`;
+  } catch (error) {
+    if (
+      error instanceof ProviderError &&
+      error.kind === 'http' &&
+      (error.status === 404 || error.status === 405)
+    ) {
+      return `reachable in ${Date.now() - started} ms, but it lists no models (HTTP ${error.status})`;
+    }
+    return `FAILED: ${errorMessage(error)}`;
+  }
+}
+
+function describePool(profile: ResolvedProfile, holders: readonly PoolHolder[]): string {
+  const key = poolKeyOf(profile);
+  const busy = holders.filter((holder) => holder.poolKey === key);
+  const who = busy.map(
+    (holder) =>
+      `pid ${holder.pid}${holder.label ? ` (${holder.label})` : ''} since ${holder.since}`,
+  );
+  return `"${key}" ${busy.length}/${poolSizeOf(profile)} busy${who.length ? `: ${who.join(', ')}` : ''}`;
+}

@@ -1,0 +1,103 @@
+import type { LoadedConfig } from '../profiles/load-config.ts';
+import { budgetStatus } from './budget.ts';
+import { readLedger, utcDay, type LedgerRecord } from './ledger.ts';
+
+interface Totals {
+  calls: number;
+  failed: number;
+  /** Failed attempts that were retried (their own ledger records; billed when they reported usage). */
+  retried: number;
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
+  supervisorTokensAvoided: number;
+}
+
+/** The `usage` report: today and/or all time, by profile, with the budget left. */
+export function usageReport(
+  dataHome: string,
+  config: LoadedConfig,
+  period: 'today' | 'all' | 'both',
+  now: Date,
+): string {
+  const today = utcDay(now);
+  const records = readLedger(dataHome, period === 'today' ? { sinceDay: today } : {});
+  const sections: string[] = [];
+  if (period !== 'all')
+    sections.push(
+      section(
+        `Today (${today} UTC)`,
+        records.filter((record) => utcDay(record.ts) === today),
+      ),
+    );
+  if (period !== 'today') sections.push(section('All time', records));
+  sections.push(budgetLine(dataHome, config, now));
+  return sections.join('\n\n');
+}
+
+function section(title: string, records: readonly LedgerRecord[]): string {
+  if (records.length === 0) return `${title}: no calls.`;
+  const byProfile = new Map<string, LedgerRecord[]>();
+  for (const record of records)
+    byProfile.set(record.profile, [...(byProfile.get(record.profile) ?? []), record]);
+  const lines = [`${title}: ${describe(totals(records))}`];
+  for (const [profile, own] of [...byProfile].sort(([a], [b]) => a.localeCompare(b))) {
+    lines.push(`- ${profile}: ${describe(totals(own))}`);
+  }
+  return lines.join('\n');
+}
+
+function totals(records: readonly LedgerRecord[]): Totals {
+  const sum = (pick: (record: LedgerRecord) => number) =>
+    records.reduce((total, record) => total + pick(record), 0);
+  // A call's attempts share its callId; it failed when none of its records is a success.
+  const outcomes = new Map<string, boolean>();
+  for (const record of records)
+    outcomes.set(record.callId, outcomes.get(record.callId) === true || record.outcome === 'ok');
+  return {
+    calls: outcomes.size,
+    failed: [...outcomes.values()].filter((succeeded) => !succeeded).length,
+    retried: records.length - outcomes.size,
+    costUsd: sum((record) => record.costUsd),
+    inputTokens: sum((record) => record.inputTokens),
+    outputTokens: sum((record) => record.outputTokens),
+    cachedInputTokens: sum((record) => record.cachedInputTokens),
+    cacheWriteTokens: sum((record) => record.cacheWriteTokens ?? 0),
+    supervisorTokensAvoided: sum((record) => record.supervisorTokensAvoided),
+  };
+}
+
+function describe(totals: Totals): string {
+  const number = (value: number) => value.toLocaleString('en-US');
+  const notes = [
+    ...(totals.failed ? [`${totals.failed} failed`] : []),
+    ...(totals.retried
+      ? [`${totals.retried} retried attempt${totals.retried === 1 ? '' : 's'}`]
+      : []),
+  ];
+  return [
+    `${number(totals.calls)} call${totals.calls === 1 ? '' : 's'}${notes.length ? ` (${notes.join(', ')})` : ''}`,
+    `$${totals.costUsd.toFixed(4)}`,
+    `${number(totals.inputTokens)} in (${number(totals.cachedInputTokens)} cached, ${number(totals.cacheWriteTokens)} written to cache) / ${number(totals.outputTokens)} out tokens`,
+    `supervisor tokens avoided ≈ ${number(totals.supervisorTokensAvoided)}`,
+  ].join(' · ');
+}
+
+function budgetLine(dataHome: string, config: LoadedConfig, now: Date): string {
+  const { dailyUsd, perTaskUsd } = config.budget;
+  if (dailyUsd === undefined && perTaskUsd === undefined) {
+    return 'Budget: none set (add "budget": {"dailyUsd": 5, "perTaskUsd": 1} to config.json to cap spending).';
+  }
+  const status = budgetStatus(dataHome, config.budget, now);
+  const parts = [
+    ...(dailyUsd !== undefined
+      ? [
+          `daily cap $${dailyUsd.toFixed(2)}: spent $${status.spentTodayUsd.toFixed(4)}, reserved $${status.reservedUsd.toFixed(4)}, left $${(status.leftTodayUsd ?? 0).toFixed(4)}`,
+        ]
+      : []),
+    ...(perTaskUsd !== undefined ? [`per-task cap $${perTaskUsd.toFixed(2)}`] : []),
+  ];
+  return `Budget: ${parts.join('; ')}.`;
+}

@@ -1,0 +1,121 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { VERSION } from '../util/version.ts';
+import {
+  RefusedEndpointError,
+  checkEndpointUrl,
+  checkedLookup,
+  hostOverridesFrom,
+} from './endpoint-safety.ts';
+import { ProviderError } from '../providers/spec.ts';
+
+export interface HttpResponse {
+  status: number;
+  headers: Headers;
+  /** The body as it arrives (decompressed); iterate it once. */
+  body: AsyncIterable<Buffer>;
+  text(): Promise<string>;
+}
+
+export interface HttpRequestInit {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+}
+
+/**
+ * One HTTP exchange with a worker endpoint, on node:http rather than fetch because the socket
+ * must connect to the address the safety check approved: the URL is checked first (scheme,
+ * metadata names, literal and numeric addresses), then every address DNS gives for the name,
+ * inside the connection's own lookup. Redirects are never followed (they would carry the key to
+ * another host); one becomes an error naming where it pointed.
+ */
+export async function sendRequest(url: string, init: HttpRequestInit): Promise<HttpResponse> {
+  const target = new URL(url);
+  checkEndpointUrl(target);
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const body = init.body === undefined ? undefined : Buffer.from(init.body);
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    const request = send(target, {
+      method: init.method,
+      headers: {
+        accept: '*/*',
+        'user-agent': `delegate/${VERSION}`,
+        ...init.headers,
+        ...(body ? { 'content-length': String(body.length) } : {}),
+      },
+      lookup: checkedLookup(hostOverridesFrom(process.env)),
+      signal: init.signal,
+    });
+    request.once('response', resolve);
+    request.once('error', reject);
+    request.end(body);
+  });
+  const status = response.statusCode ?? 0;
+  if (status >= 300 && status < 400 && response.headers.location) {
+    response.resume();
+    throw redirectError(url, status, response.headers.location);
+  }
+  const stream = decoded(response);
+  return {
+    status,
+    headers: headersOf(response),
+    body: stream,
+    text: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+}
+
+function redirectError(url: string, status: number, location: string): Error {
+  let where = location;
+  try {
+    const next = new URL(location, url);
+    where = next.href;
+    checkEndpointUrl(next);
+  } catch (error) {
+    if (error instanceof RefusedEndpointError) {
+      return new RefusedEndpointError(
+        `${url} redirected (HTTP ${status}) to ${where}, which is refused: ${error.message}`,
+      );
+    }
+  }
+  return new ProviderError(
+    `${url} answered with a redirect (HTTP ${status}) to ${where}. Redirects are not followed ` +
+      '(they would carry the key elsewhere): set baseUrl to the final address.',
+    'http',
+    status,
+  );
+}
+
+function decoded(response: IncomingMessage): Readable {
+  const encoding = (response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(createGunzip());
+  if (encoding === 'deflate') return response.pipe(createInflate());
+  if (encoding === 'br') return response.pipe(createBrotliDecompress());
+  return response;
+}
+
+function headersOf(response: IncomingMessage): Headers {
+  const headers = new Headers();
+  const raw = response.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    try {
+      headers.append(raw[index] ?? '', raw[index + 1] ?? '');
+    } catch {
+      // A header value fetch's Headers rejects (odd bytes): not one we read.
+    }
+  }
+  return headers;
+}
+
+/** The error code behind a failed connection, including refusals of the safety check. */
+export function connectionCode(error: unknown): string {
+  const direct = error as NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] };
+  return direct.code ?? direct.errors?.[0]?.code ?? direct.message;
+}

@@ -1,0 +1,359 @@
+import type { DiscoveredSnapshot } from './discover-local.ts';
+import type { z } from 'zod';
+import { readJsonFile } from '../util/read-json.ts';
+import { UserError } from '../util/user-error.ts';
+import { keyOrigin } from './credentials.ts';
+import { localFlagError, localFlagProblem } from './local-address.ts';
+import { configPath, projectConfigPath, type Environment } from '../config/paths.ts';
+import { keepUserEndpoint } from './project-overrides.ts';
+import {
+  isCliFormat,
+  configSchema,
+  profileSchema,
+  SANDBOX_MODES,
+  type ConfigFile,
+  type Profile,
+  type SandboxMode,
+} from '../config/schema.ts';
+
+export type ProfileSource = 'config' | 'project' | 'env' | 'discovered';
+
+export interface ResolvedProfile extends Profile {
+  name: string;
+  source: ProfileSource;
+  /** The file or variables the profile came from, for `providers` and error messages. */
+  origin: string;
+  /** The data home whose credentials.json may hold a key for this profile. */
+  dataHome?: string;
+  /**
+   * A project file's profile naming a key variable that the user's own config (or
+   * DELEGATE_API_KEY_ENV) never sends to this origin: the key is not sent (see `keyFor`).
+   */
+  isKeyEnvUntrusted?: boolean;
+  /** The user config file whose profile of the same name this project profile replaces. */
+  replaces?: string;
+  /** Set on a profile found by discovery: what a task keeps to call the same server and model. */
+  discovered?: DiscoveredSnapshot;
+}
+
+export interface LoadedConfig {
+  profiles: ReadonlyMap<string, ResolvedProfile>;
+  /** Spending caps; a project file may lower the user's caps, never raise them. */
+  budget: { dailyUsd?: number; perTaskUsd?: number };
+  /** Fix rounds and the reviewer pass of tasks; the project file's values win per field. */
+  tasks: NonNullable<ConfigFile['tasks']>;
+  /**
+   * The task sandbox: the strictest mode any file sets (default `auto`), so a project file can
+   * tighten the user's choice but never loosen it. Always set by loadConfig.
+   */
+  sandbox?: SandboxMode;
+  /** The default named by a config file, if any (validated to exist). */
+  defaultProfile?: string;
+  /** The file that named `defaultProfile`. */
+  defaultFrom?: string;
+  /** Set when DELEGATE_BASE_URL/DELEGATE_MODEL are set but a configured profile named "env" wins. */
+  envProfileIgnored?: string;
+  /** Project-file settings that were not applied (see `keepUserEndpoint`), for `providers`. */
+  warnings?: string[];
+  /** Config files that were found and read. */
+  files: string[];
+  /** Where the user's config lives, whether or not it exists yet. */
+  configFile: string;
+}
+
+/** The lower of two optional limits. */
+const lower = (a?: number, b?: number) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+
+/**
+ * Caps merged so that each layer can only tighten what came before: a cloned repository's
+ * `.claude/delegate.json` must not lift the spending limits its user set.
+ */
+function tighterBudget(
+  before: LoadedConfig['budget'],
+  layer: LoadedConfig['budget'] | undefined,
+): LoadedConfig['budget'] {
+  const dailyUsd = lower(before.dailyUsd, layer?.dailyUsd);
+  const perTaskUsd = lower(before.perTaskUsd, layer?.perTaskUsd);
+  return {
+    ...(dailyUsd !== undefined ? { dailyUsd } : {}),
+    ...(perTaskUsd !== undefined ? { perTaskUsd } : {}),
+  };
+}
+
+/** Task settings, the later layer winning, except the resource limits, which it can only lower. */
+function tighterLimits(
+  before: LoadedConfig['tasks'],
+  layer: LoadedConfig['tasks'] | undefined,
+): LoadedConfig['tasks'] {
+  const maxProcesses = lower(before.maxProcesses, layer?.maxProcesses);
+  const maxMemoryMb = lower(before.maxMemoryMb, layer?.maxMemoryMb);
+  return {
+    ...before,
+    ...layer,
+    ...(maxProcesses !== undefined ? { maxProcesses } : {}),
+    ...(maxMemoryMb !== undefined ? { maxMemoryMb } : {}),
+  };
+}
+
+export const ENV_PROFILE_NAME = 'env';
+
+/**
+ * Reads and validates `config.json` and the project's `.claude/delegate.json`, project winning.
+ * `userConfig` stands in for config.json's content: provider_set checks a change this way
+ * before writing it.
+ */
+export function loadConfig(
+  dataHome: string,
+  projectDir: string,
+  env: Environment,
+  userConfig?: unknown,
+): LoadedConfig {
+  const profiles = new Map<string, ResolvedProfile>();
+  const files: string[] = [];
+  let defaultProfile: { name: string; file: string } | undefined;
+  let budget: LoadedConfig['budget'] = {};
+  const sandboxBySource: Partial<Record<ProfileSource, SandboxMode>> = {};
+  const userProfiles: ResolvedProfile[] = [];
+  const warnings: string[] = [];
+  let tasks: LoadedConfig['tasks'] = {};
+  const layers: Array<[string, ProfileSource]> = [
+    [configPath(dataHome), 'config'],
+    [projectConfigPath(projectDir), 'project'],
+  ];
+  for (const [file, source] of layers) {
+    const config =
+      source === 'config' && userConfig !== undefined
+        ? validateConfig(file, userConfig)
+        : readConfigFile(file);
+    if (!config) continue;
+    files.push(file);
+    for (const [name, profile] of Object.entries(config.profiles ?? {})) {
+      const replaced = profiles.get(name);
+      let resolved: ResolvedProfile = { ...profile, name, source, origin: file, dataHome };
+      if (replaced) resolved.replaces = replaced.origin;
+      if (replaced?.source === 'config' && source === 'project') {
+        const kept = keepUserEndpoint(resolved, replaced);
+        resolved = kept.profile;
+        if (kept.warning) warnings.push(kept.warning);
+      }
+      if (source === 'config') userProfiles.push(resolved);
+      profiles.set(name, resolved);
+    }
+    if (config.defaultProfile) defaultProfile = { name: config.defaultProfile, file };
+    budget = tighterBudget(budget, config.budget);
+    if (config.sandbox) sandboxBySource[source] = config.sandbox;
+    tasks = tighterLimits(tasks, config.tasks);
+  }
+  checkFailoverChains(profiles);
+  const envProfile = readEnvProfile(env, dataHome);
+  const configuredEnv = profiles.get(ENV_PROFILE_NAME);
+  if (envProfile && !configuredEnv) profiles.set(ENV_PROFILE_NAME, envProfile);
+  // The environment profile is the user's too: a project's "env" takes its name, not its endpoint.
+  if (envProfile && configuredEnv?.source === 'project') {
+    const kept = keepUserEndpoint(configuredEnv, envProfile);
+    profiles.set(ENV_PROFILE_NAME, kept.profile);
+    if (kept.warning) warnings.push(kept.warning);
+  }
+  checkLocalFlags(profiles);
+  markUntrustedKeyEnvs(profiles, envProfile ? [...userProfiles, envProfile] : userProfiles);
+  if (defaultProfile && !profiles.has(defaultProfile.name)) {
+    throw new UserError(
+      `Invalid config in ${defaultProfile.file}: defaultProfile "${defaultProfile.name}" is not a profile ` +
+        `(profiles: ${listNames(profiles)}). Set it to one of them or remove it.`,
+    );
+  }
+  return {
+    profiles,
+    budget,
+    tasks,
+    sandbox: strictestSandbox(sandboxBySource.config ?? 'auto', sandboxBySource.project),
+    defaultProfile: defaultProfile?.name,
+    ...(defaultProfile ? { defaultFrom: defaultProfile.file } : {}),
+    ...(envProfile && configuredEnv
+      ? {
+          envProfileIgnored: `DELEGATE_BASE_URL/DELEGATE_MODEL are set, but the profile "env" in ${configuredEnv.origin} takes that name and wins; rename it to use the environment profile.`,
+        }
+      : {}),
+    ...(warnings.length ? { warnings } : {}),
+    files,
+    configFile: configPath(dataHome),
+  };
+}
+
+/** `local: true` on a literal address that is not local is refused (names: see local-address.ts). */
+function checkLocalFlags(profiles: ReadonlyMap<string, ResolvedProfile>): void {
+  for (const profile of profiles.values()) {
+    const problem = profile.local ? localFlagProblem(profile.baseUrl) : undefined;
+    if (problem) throw localFlagError(profile, problem);
+  }
+}
+
+function readConfigFile(file: string): ConfigFile | undefined {
+  const read = readJsonFile(file);
+  if (read === undefined) return undefined;
+  if ('problem' in read) {
+    throw new UserError(
+      `Invalid config in ${file}: ${read.problem.replace(/^is /, '')}. ` +
+        'Fix the syntax (no comments or trailing commas) and call again.',
+    );
+  }
+  return validateConfig(file, read.value);
+}
+
+function validateConfig(file: string, json: unknown): ConfigFile {
+  const parsed = configSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new UserError(
+      `Invalid config in ${file}:\n${formatIssues(parsed.error.issues)}\n` +
+        'Fix these fields and call again; changes take effect at the next call.',
+    );
+  }
+  return parsed.data;
+}
+
+/** The environment-only profile: `DELEGATE_BASE_URL`, `DELEGATE_FORMAT`, `DELEGATE_MODEL`, `DELEGATE_API_KEY_ENV`. */
+function readEnvProfile(env: Environment, dataHome: string): ResolvedProfile | undefined {
+  const baseUrl = env.DELEGATE_BASE_URL?.trim();
+  const model = env.DELEGATE_MODEL?.trim();
+  if (!baseUrl && !model) return undefined;
+  const candidate = {
+    format: env.DELEGATE_FORMAT?.trim() || 'openai',
+    baseUrl,
+    model,
+    ...(env.DELEGATE_API_KEY_ENV?.trim() ? { apiKeyEnv: env.DELEGATE_API_KEY_ENV.trim() } : {}),
+  };
+  const parsed = profileSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const variables: Record<string, string> = {
+      format: 'DELEGATE_FORMAT',
+      baseUrl: 'DELEGATE_BASE_URL',
+      model: 'DELEGATE_MODEL',
+      apiKeyEnv: 'DELEGATE_API_KEY_ENV',
+    };
+    const lines = parsed.error.issues.map((issue) => {
+      const field = String(issue.path[0] ?? '');
+      return `- ${variables[field] ?? field}: ${issue.message}`;
+    });
+    throw new UserError(
+      `Invalid environment profile:\n${lines.join('\n')}\n` +
+        'Set DELEGATE_BASE_URL and DELEGATE_MODEL together (DELEGATE_FORMAT openai|anthropic, ' +
+        'DELEGATE_API_KEY_ENV the name of the variable holding the key), or unset them.',
+    );
+  }
+  const local = isLoopbackUrl(parsed.data.baseUrl);
+  return {
+    ...parsed.data,
+    ...(local ? { local } : {}),
+    name: ENV_PROFILE_NAME,
+    source: 'env',
+    origin: `environment (${ENV_VARIABLES.filter((name) => env[name]?.trim()).join(', ')})`,
+    dataHome,
+  };
+}
+
+const ENV_VARIABLES = [
+  'DELEGATE_FORMAT',
+  'DELEGATE_BASE_URL',
+  'DELEGATE_MODEL',
+  'DELEGATE_API_KEY_ENV',
+] as const;
+
+/**
+ * A project's `.claude/delegate.json` comes with the repository, so it is not trusted with the
+ * user's keys: its profile may name a key variable only when the user's own config.json (or
+ * DELEGATE_API_KEY_ENV) already sends that variable to the same origin. Otherwise a cloned repo
+ * could point $OPENAI_API_KEY at a host of its choosing. Stored keys need no such rule: each is
+ * bound to the origin the user entered it for.
+ */
+function markUntrustedKeyEnvs(
+  profiles: Map<string, ResolvedProfile>,
+  trustedProfiles: readonly ResolvedProfile[],
+): void {
+  const pairOf = (profile: ResolvedProfile) =>
+    `${profile.apiKeyEnv ?? ''} ${originOrEmpty(profile.baseUrl)}`;
+  const trusted = new Set(trustedProfiles.filter((p) => p.apiKeyEnv).map(pairOf));
+  for (const profile of profiles.values()) {
+    if (profile.source === 'project' && profile.apiKeyEnv && !trusted.has(pairOf(profile))) {
+      profile.isKeyEnvUntrusted = true;
+    }
+  }
+}
+
+function originOrEmpty(baseUrl: string): string {
+  try {
+    return keyOrigin(baseUrl);
+  } catch {
+    return '';
+  }
+}
+
+/** The user's mode (default `auto`), unless the project asks for a stricter one: `required` > `auto` > `off`. */
+function strictestSandbox(user: SandboxMode, project: SandboxMode | undefined): SandboxMode {
+  if (!project) return user;
+  return SANDBOX_MODES.indexOf(project) < SANDBOX_MODES.indexOf(user) ? project : user;
+}
+
+export function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
+}
+
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      const field = issue.path.map(String).join('.') || '(top level)';
+      if (issue.code === 'unrecognized_keys') {
+        return `- ${field}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
+          .map((key) => `"${key}"`)
+          .join(', ')} (check the spelling; this version does not support it)`;
+      }
+      const missing = issue.code === 'invalid_type' && issue.input === undefined;
+      return `- ${field}: ${missing ? 'is required; it ' : ''}${issue.message}`;
+    })
+    .join('\n');
+}
+
+export function listNames(profiles: ReadonlyMap<string, unknown>): string {
+  return profiles.size ? [...profiles.keys()].join(', ') : 'none';
+}
+
+/**
+ * A local profile never fails over (its data must stay on this machine) and is never the
+ * failover target of a non-local one (the chain would pull a cloud call onto it); chains only
+ * name existing profiles.
+ */
+function checkFailoverChains(profiles: ReadonlyMap<string, ResolvedProfile>): void {
+  for (const profile of profiles.values()) {
+    const chain = profile.failover ?? [];
+    const where = `Invalid config in ${profile.origin}: profiles.${profile.name}.failover`;
+    if (chain.length > 0 && isCliFormat(profile.format)) {
+      throw new UserError(
+        `${where}: a CLI profile (${profile.format}) never fails over (its quota is your plan). Remove the failover list.`,
+      );
+    }
+    if (chain.length > 0 && profile.local) {
+      throw new UserError(
+        `${where}: a local profile never fails over (its data stays on this machine). Remove the failover list.`,
+      );
+    }
+    for (const target of chain) {
+      const next = profiles.get(target);
+      if (!next || target === profile.name) {
+        throw new UserError(
+          `${where}: "${target}" is not another profile (profiles: ${listNames(profiles)}).`,
+        );
+      }
+      if (isCliFormat(next.format)) {
+        throw new UserError(
+          `${where}: "${target}" is a CLI profile, which is never a failover target.`,
+        );
+      }
+      if (next.local) {
+        throw new UserError(
+          `${where}: "${target}" is local; a cloud profile never fails over to a local one. Remove it from the list.`,
+        );
+      }
+    }
+  }
+}

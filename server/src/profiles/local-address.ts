@@ -1,0 +1,63 @@
+import { isIP } from 'node:net';
+import { hostOverridesFrom, isLocalAddress, resolveChecked } from '../http/endpoint-safety.ts';
+import { UserError } from '../util/user-error.ts';
+import type { Environment } from '../config/paths.ts';
+
+/**
+ * `local: true` makes a profile free, exempt from budgets, a privacy-safe target for the skills
+ * and never a failover source, so it must name a server on this machine or the private network:
+ * a loopback or private-range address, or a name that resolves only to such addresses
+ * (`localhost`, `*.local` by mDNS, a LAN name). Literal addresses are checked when the config is
+ * read; names, which need DNS, before every call and by `providers`.
+ */
+
+/** The host of a baseUrl, lowercase, without brackets or a trailing dot. */
+function hostOf(baseUrl: string): string {
+  return new URL(baseUrl).hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+}
+
+/** Why `local: true` cannot stand, when that is clear without DNS (a literal address, no URL). */
+export function localFlagProblem(baseUrl: string): string | undefined {
+  if (!baseUrl) return 'the profile has no baseUrl, so it uses its CLI’s own (cloud) endpoint';
+  const host = hostOf(baseUrl);
+  if (isIP(host) && !isLocalAddress(host)) {
+    return `${host} is not a loopback or private-range address`;
+  }
+  return undefined;
+}
+
+/** Why `local: true` cannot stand for a name, after resolving it; undefined when it can. */
+export async function localNameProblem(
+  baseUrl: string,
+  env: Environment,
+): Promise<string | undefined> {
+  const host = hostOf(baseUrl);
+  if (isIP(host)) return localFlagProblem(baseUrl);
+  let addresses: string[];
+  try {
+    addresses = (await resolveChecked(host, hostOverridesFrom(env))).map((entry) => entry.address);
+  } catch (error) {
+    return `${host} could not be resolved to check that it is local (${(error as Error).message})`;
+  }
+  const remote = addresses.filter((address) => !isLocalAddress(address));
+  return remote.length
+    ? `${host} resolves to ${remote.join(', ')}, not a loopback or private-range address`
+    : undefined;
+}
+
+/** The readable refusal of a profile whose `local: true` does not hold. */
+export function localFlagError(
+  profile: { name: string; origin: string },
+  problem: string,
+): UserError {
+  return new UserError(
+    `Invalid config in ${profile.origin}: profiles.${profile.name}.local is true, but ${problem}. ` +
+      '"local": true is for servers on this machine or your private network (loopback, 10/8, ' +
+      '172.16/12, 192.168/16, 100.64/10, fc00::/7, localhost, *.local); it makes calls free and lets private ' +
+      'work go there. Remove "local": true (the profile then counts as remote), or point baseUrl ' +
+      'at the local server.',
+  );
+}

@@ -1,0 +1,81 @@
+import { UserError } from '../util/user-error.ts';
+import {
+  DISCOVERED_PROFILE_NAME,
+  describeLocalPorts,
+  discoverLocalServer,
+  discoveredProfile,
+  type DiscoveredServer,
+} from './discover-local.ts';
+import {
+  ENV_PROFILE_NAME,
+  listNames,
+  type LoadedConfig,
+  type ResolvedProfile,
+} from './load-config.ts';
+import { localFlagError, localNameProblem } from './local-address.ts';
+import type { Environment } from '../config/paths.ts';
+
+export type Discover = (env: Environment) => Promise<DiscoveredServer | undefined>;
+
+/**
+ * Picks the profile for a call: the one named, else the configured default, else the
+ * environment-only profile, else the only profile, else a local server found on the usual
+ * ports. Every failure says how to fix it. A profile marked `local` whose host is a name must
+ * resolve to local addresses only (literal addresses were checked when the config was read).
+ */
+export async function resolveProfile(
+  config: LoadedConfig,
+  requested: string | undefined,
+  env: Environment,
+  discover: Discover = discoverLocalServer,
+): Promise<ResolvedProfile> {
+  const profile = await pickProfile(config, requested, env, discover);
+  const problem = profile.local ? await localNameProblem(profile.baseUrl, env) : undefined;
+  if (problem) throw localFlagError(profile, problem);
+  return profile;
+}
+
+async function pickProfile(
+  config: LoadedConfig,
+  requested: string | undefined,
+  env: Environment,
+  discover: Discover,
+): Promise<ResolvedProfile> {
+  const { profiles } = config;
+  if (requested !== undefined) {
+    const profile = profiles.get(requested);
+    if (profile) return profile;
+    // The discovered profile answers to its name too (a task's worker asks for it by name).
+    const found = requested === DISCOVERED_PROFILE_NAME ? await discover(env) : undefined;
+    if (found) return discoveredProfile(found);
+    throw new UserError(
+      `Unknown profile "${requested}". Profiles: ${listNames(profiles)}. ` +
+        'Call providers to see them, or omit profile to use the default.',
+    );
+  }
+  const name =
+    config.defaultProfile ??
+    (profiles.has(ENV_PROFILE_NAME) ? ENV_PROFILE_NAME : undefined) ??
+    (profiles.size === 1 ? [...profiles.keys()][0] : undefined);
+  const chosen = name === undefined ? undefined : profiles.get(name);
+  if (chosen) return chosen;
+  if (profiles.size > 1) {
+    throw new UserError(
+      `Several profiles (${listNames(profiles)}) and no defaultProfile: pass profile, or set ` +
+        `"defaultProfile" in ${config.files.join(' or ')}.`,
+    );
+  }
+  const server = await discover(env);
+  if (server) return discoveredProfile(server);
+  throw new UserError(noWorkerMessage(config.configFile));
+}
+
+export function noWorkerMessage(configFile: string): string {
+  return [
+    `No worker is configured and no local model server answered on the usual ports (${describeLocalPorts()}).`,
+    'Either start one, e.g. `ollama serve` then `ollama pull qwen3-coder:30b` (or load a model in LM Studio and start its server),',
+    `or add a profile to ${configFile}, e.g.`,
+    '{"profiles":{"fast":{"format":"openai","baseUrl":"https://api.deepseek.com/v1","model":"deepseek-chat","apiKeyEnv":"DEEPSEEK_API_KEY"}}}',
+    '(or set DELEGATE_BASE_URL, DELEGATE_MODEL and DELEGATE_API_KEY_ENV in the environment Claude Code starts from).',
+  ].join(' ');
+}

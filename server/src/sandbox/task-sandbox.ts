@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { jobsDir, type Environment } from '../config/paths.ts';
+import { HOST_PATTERN } from '../config/schema.ts';
+import { UserError } from '../util/user-error.ts';
+import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
+import { taskSandboxPolicy, type ResourceLimits, type SandboxPolicy } from './sandbox-policy.ts';
+
+/** The fields of a task (job.json) that its sandbox is made from. */
+export interface SandboxedJob {
+  id: string;
+  workdir: string;
+  worktreePath?: string;
+  sandboxed?: boolean;
+  allowHosts?: string[];
+  /** Where the task's git metadata is (see the task engine's `RecordedGit`). */
+  git?: { gitDir: string; commonDir: string; workTree: string };
+  /** `.git` entries inside the task directory at its start, relative to it. */
+  nestedGitAtStart?: string[];
+  /** Per-command resource limits, from the configuration at task start. */
+  limits?: ResourceLimits;
+}
+
+/**
+ * The policy a task's commands run under, for the process about to run them (the server's
+ * preflight, the worker): writes in the task's directory — the whole disposable worktree, or
+ * the workdir of an in-place task — `jobs/<id>/tmp` and `extraWritable`, never in git
+ * metadata (the repository's git directory, the worktree's `.git` pointer, repositories
+ * already inside); `extraReadable` readable. A task started sandboxed never runs unsandboxed:
+ * if the sandbox stopped working since task_start, this throws and the task fails instead.
+ */
+export async function sandboxForJob(
+  job: SandboxedJob,
+  dataHome: string,
+  env: Environment,
+  extraReadable: readonly string[] = [],
+  extraWritable: readonly string[] = [],
+): Promise<SandboxPolicy | undefined> {
+  if (!job.sandboxed) return undefined;
+  // task_start probed the sandbox already; here starting it (dependencies, proxies) is enough.
+  const check = await checkSandbox(env, false);
+  if (!check.isAvailable) {
+    throw new Error(
+      `the task was started in the OS sandbox, which no longer works: ${check.reason ?? 'unknown reason'}. ${sandboxInstallHint()}`,
+    );
+  }
+  // A worktree is writable whole: a read-only worktree around a writable workdir inside it
+  // leaves bubblewrap unable to make its mount points there, and every command fails.
+  const taskDir = job.worktreePath ?? job.workdir;
+  return taskSandboxPolicy({
+    taskDir,
+    tmpDir: join(jobsDir(dataHome), job.id, 'tmp'),
+    dataHome,
+    home: env.HOME,
+    allowHosts: job.allowHosts ?? [],
+    readable: [taskDir, ...extraReadable],
+    readOnly: gitMetadataOf(job),
+    ...(job.limits ? { limits: job.limits } : {}),
+    writable: extraWritable,
+  });
+}
+
+/** The git metadata a task's commands must not change: all of it that exists. */
+function gitMetadataOf(job: SandboxedJob): string[] {
+  if (!job.git) return [];
+  const { gitDir, commonDir, workTree } = job.git;
+  const nested = (job.nestedGitAtStart ?? []).map((path) => join(job.workdir, path));
+  return [gitDir, commonDir, join(workTree, '.git'), ...nested].filter((path) => existsSync(path));
+}
+
+/** The hosts a task's commands may reach: the profile's and the task's, checked and deduplicated. */
+export function taskAllowHosts(...lists: Array<readonly string[] | undefined>): string[] {
+  const hosts = [...new Set(lists.flatMap((list) => list ?? []).map((host) => host.trim()))];
+  const bad = hosts.find((host) => !HOST_PATTERN.test(host));
+  if (bad !== undefined) {
+    throw new UserError(
+      `allow_hosts: "${bad}" is not a host. Use a name ("api.example.com"), a wildcard ("*.example.com"), ` +
+        'an IP literal ("10.0.0.5", "[::1]"), each optionally with ":port".',
+    );
+  }
+  return hosts;
+}

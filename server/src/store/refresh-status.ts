@@ -1,0 +1,94 @@
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { uptime } from 'node:os';
+import { join } from 'node:path';
+import { withFileLock } from '../util/file-lock.ts';
+import { jobsDir } from '../config/paths.ts';
+import { readJobSummary, type JobSummary } from './job-file.ts';
+import { writeFileAtomicSync } from '../util/atomic-write.ts';
+import {
+  STATUS_WINDOW_S,
+  formatStatusLines,
+  renderStatusSegments,
+  type BootClock,
+  type StatusSegment,
+} from './render-status.ts';
+import { statusDir, statusLinesPath } from './status-key.ts';
+
+const LOCK_TIMEOUT_MS = 2_000;
+const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
+
+/**
+ * Re-renders every project's status line from the jobs. Called after every job write (by the
+ * server, the task workers and the CLI), so a status line refresh only reads a small file. The
+ * lock makes the last render see every job write that finished before it began. Never throws:
+ * a status line must not break the task engine.
+ */
+export async function refreshStatusLines(dataHome: string, nowMs = Date.now()): Promise<void> {
+  try {
+    await withFileLock(
+      join(statusDir(dataHome), 'lines.lock'),
+      () => {
+        const text = formatStatusLines(
+          segmentsByProject(recentJobSummaries(dataHome, nowMs), nowMs),
+          bootClock(nowMs),
+        );
+        writeFileAtomicSync(statusLinesPath(dataHome), text);
+        return Promise.resolve();
+      },
+      { timeoutMs: LOCK_TIMEOUT_MS },
+    );
+  } catch (error) {
+    process.stderr.write(`[delegate] status line not updated: ${String(error)}\n`);
+  }
+}
+
+/**
+ * The JobSummary of every job written within the status window (unreadable or foreign files
+ * are skipped). Older files are only stat'ed: a data home full of finished tasks costs a job
+ * write next to nothing.
+ */
+function recentJobSummaries(dataHome: string, nowMs: number): JobSummary[] {
+  const cutoff = nowMs - STATUS_WINDOW_S * 1000;
+  let ids: string[];
+  try {
+    ids = readdirSync(jobsDir(dataHome)).sort();
+  } catch {
+    return [];
+  }
+  return ids.flatMap((id) => {
+    const path = join(jobsDir(dataHome), id, 'job.json');
+    try {
+      if (statSync(path).mtimeMs < cutoff) return [];
+    } catch {
+      return [];
+    }
+    const job = readJobSummary(path);
+    return job ? [job] : [];
+  });
+}
+
+function segmentsByProject(
+  jobs: readonly JobSummary[],
+  nowMs: number,
+): Map<string, StatusSegment[]> {
+  const byProject = new Map<string, JobSummary[]>();
+  for (const job of jobs) byProject.set(job.project, [...(byProject.get(job.project) ?? []), job]);
+  const segments = new Map<string, StatusSegment[]>();
+  for (const [project, own] of byProject) {
+    const rendered = renderStatusSegments(own, nowMs);
+    if (rendered.length > 0) segments.set(project, rendered);
+  }
+  return segments;
+}
+
+/** Linux: the boot's id and start, from which the reader tells the time without a process. */
+function bootClock(nowMs: number): BootClock | undefined {
+  try {
+    const bootId = readFileSync(BOOT_ID_FILE, 'utf8').trim();
+    return /^[\w-]+$/.test(bootId)
+      ? { bootId, bootEpoch: Math.round(nowMs / 1000 - uptime()) }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

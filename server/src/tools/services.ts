@@ -1,0 +1,29 @@
+/**
+ * Everything the tool handlers run. Tools reach it only through `loadServices()`, so the server
+ * answers `initialize` and `tools/list` without loading the engines (task engine, agent lookup,
+ * provider clients, globbing), which come in at the first tool call. Never import this
+ * module statically from the server's start-up path.
+ */
+export { agentRootsFor, listAgents } from '../agent/agents.ts';
+export { loadConfig } from '../profiles/load-config.ts';
+export { runDelegation } from '../delegation/run-delegation.ts';
+export { usageReport } from '../calls/usage-report.ts';
+export { describeProviders } from '../calls/describe-providers.ts';
+export { confineWorkdir } from '../tasks/confine-workdir.ts';
+export { ensureResult, finishTask } from '../tasks/finish-task.ts';
+export {
+  appendEvent,
+  isTerminal,
+  jobDir,
+  listJobs,
+  readEvents,
+  readJob,
+  updateJob,
+} from '../store/job-store.ts';
+export { postMessage } from '../store/mailbox.ts';
+export { killTask, reconcileJob } from '../tasks/reconcile.ts';
+export { startTask } from '../tasks/start-task.ts';
+export { cancelTask, cleanupTasks, reviewTask } from '../tasks/task-actions.ts';
+export { resultText, sandboxLine, statusLine } from '../tasks/task-format.ts';
+export { getTask, projectTasks, taskStatusText } from '../tasks/task-queries.ts';
+export { removeWorktree } from '../tasks/worktree.ts';

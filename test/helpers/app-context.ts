@@ -1,0 +1,16 @@
+import type { AppContext } from '../../server/src/calls/app-context.ts';
+import type { TempEnv } from './temp-env.ts';
+
+/** An engine context for in-process tests: the temp world's data home and project, no discovery. */
+export function appContext(world: TempEnv, env: Record<string, string> = {}): AppContext {
+  return {
+    env: { ...world.env, ...env },
+    projectDir: world.project,
+    dataHome: world.dataHome,
+    now: () => new Date(),
+    discover: () => Promise.resolve(undefined),
+  };
+}
+
+/** Short timeouts and backoff, so fault tests take milliseconds, not minutes. */
+export const FAST_CALLS = { idleTimeoutMs: 400, retry: { baseDelayMs: 10, maxDelayMs: 40 } };
