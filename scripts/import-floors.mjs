@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const FLOORS = [
   ['util'],
   ['config'],
-  ['http'],
+  ['wire'],
   ['profiles'],
   ['store'],
   ['providers'],
@@ -19,7 +19,7 @@ export const FLOORS = [
   ['agent'],
   ['tasks', 'delegation'],
   ['tools'],
-  ['server', 'cli', 'hooks', 'statusline'],
+  ['server', 'cli', 'hooks'],
 ];
 
 /**

@@ -6,7 +6,7 @@ import type {
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { AppContext } from './calls/app-context.ts';
+import type { AppContext } from './profiles/app-context.ts';
 import type { ToolCall, ToolDefinition, UserAnswer, UserQuestion } from './tools/define-tool.ts';
 import { describeFileSystemError } from './util/file-system-error.ts';
 import { UserError } from './util/user-error.ts';

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../server/src/calls/app-context.ts';
+import type { AppContext } from '../../server/src/profiles/app-context.ts';
 import type { TempEnv } from './temp-env.ts';
 
 /** An engine context for in-process tests: the temp world's data home and project, no discovery. */

@@ -2,7 +2,8 @@
 // status line), for tests of what reads them: the monitor, `delegate wait`, the status line.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJob, type JobFile } from '../../server/src/store/job-store.ts';
+import { writeJob } from '../../server/src/store/job-store.ts';
+import type { JobFile } from '../../server/src/store/job-file.ts';
 
 /** A complete job.json with quiet defaults: queued in `project`, no worker process. */
 export function jobOf(project: string, fields: Partial<JobFile> & { id: string }): JobFile {

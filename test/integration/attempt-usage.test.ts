@@ -3,7 +3,7 @@ import { callModel } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import { usageReport } from '../../server/src/calls/usage-report.ts';
 import { loadConfig } from '../../server/src/profiles/load-config.ts';
-import type { GenerateRequest } from '../../server/src/providers/spec.ts';
+import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';

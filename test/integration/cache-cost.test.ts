@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callModel } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
-import type { GenerateRequest } from '../../server/src/providers/spec.ts';
+import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type FakeUsage } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';

@@ -4,11 +4,12 @@ import { callModel, failoverChain } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import { poolKeyOf } from '../../server/src/calls/pool-key.ts';
 import { acquireSlot } from '../../server/src/calls/pool.ts';
-import { loadConfig, type ResolvedProfile } from '../../server/src/profiles/load-config.ts';
-import type { GenerateRequest } from '../../server/src/providers/spec.ts';
+import { loadConfig } from '../../server/src/profiles/load-config.ts';
+import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { FAST_CALLS, appContext } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type Responder } from '../helpers/fake-provider.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import type { ResolvedProfile } from '../../server/src/config/resolved-profile.ts';
 
 let world: TempEnv;
 let fakes: FakeProvider[] = [];

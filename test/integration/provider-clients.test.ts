@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../server/src/providers/create-client.ts';
-import { ProviderError, textOf, type GenerateRequest } from '../../server/src/providers/spec.ts';
+import { ProviderError, textOf, type GenerateRequest } from '../../server/src/wire/spec.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { scaledMs } from '../helpers/timing.ts';
 

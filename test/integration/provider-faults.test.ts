@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callModel } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
-import type { GenerateRequest } from '../../server/src/providers/spec.ts';
+import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { FAST_CALLS, appContext } from '../helpers/app-context.ts';
 import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';

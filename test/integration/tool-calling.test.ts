@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../server/src/providers/create-client.ts';
-import type { GenerateRequest, Message } from '../../server/src/providers/spec.ts';
+import type { GenerateRequest, Message } from '../../server/src/wire/spec.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 
 let fake: FakeProvider | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerNotice } from '../../server/src/calls/answer-notice.ts';
-import type { GenerateResult } from '../../server/src/providers/spec.ts';
+import type { GenerateResult } from '../../server/src/wire/spec.ts';
 
 const usage = (outputTokens: number) => ({
   inputTokens: 10,

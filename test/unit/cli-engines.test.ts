@@ -3,17 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { taskAllowHosts, taskSandboxPolicy } from '../../server/src/sandbox/index.ts';
-import { loadConfig, type ResolvedProfile } from '../../server/src/profiles/load-config.ts';
-import {
-  cliEndpointHosts,
-  cliSandboxPaths,
-} from '../../server/src/tasks/engines/cli-sandbox.ts';
+import { loadConfig } from '../../server/src/profiles/load-config.ts';
+import { cliEndpointHosts, cliSandboxPaths } from '../../server/src/tasks/engines/cli-sandbox.ts';
 import { cliEngineFor } from '../../server/src/tasks/engines/registry.ts';
-import type { JobFile } from '../../server/src/store/job-store.ts';
 import { sandboxLine } from '../../server/src/tasks/task-format.ts';
 import { parseClaudeLine } from '../../server/src/tasks/engines/claude-cli.ts';
 import { codexCliEngine, parseCodexLine } from '../../server/src/tasks/engines/codex-cli.ts';
 import { createGeminiParser } from '../../server/src/tasks/engines/gemini-cli.ts';
+import type { ResolvedProfile } from '../../server/src/config/resolved-profile.ts';
+import type { JobFile } from '../../server/src/store/job-file.ts';
 
 describe('claude-cli events', () => {
   it('maps tool calls to steps, edits to files touched, and the result to summary and cost', () => {

@@ -6,7 +6,7 @@ import {
 } from '../../server/src/agent/context-policy.ts';
 import { TURN_BUDGET, turnBudget } from '../../server/src/agent/turn-budget.ts';
 import { countdownNote, isUnclearEnding } from '../../server/src/agent/turn-notices.ts';
-import type { Block } from '../../server/src/providers/spec.ts';
+import type { Block } from '../../server/src/wire/spec.ts';
 
 type ToolResult = Extract<Block, { type: 'tool_result' }>;
 

@@ -5,7 +5,7 @@ import {
   hostOverridesFrom,
   refusedAddressReason,
   resolveChecked,
-} from '../../server/src/http/endpoint-safety.ts';
+} from '../../server/src/wire/endpoint-safety.ts';
 
 /** Every spelling of a refused address: literal, numeric encodings, IPv6 forms that carry IPv4. */
 const REFUSED_URLS: Array<[string, RegExp]> = [

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/profiles/load-config.ts';
 import { resolveProfile } from '../../server/src/profiles/resolve-profile.ts';
-import { isLocalAddress } from '../../server/src/http/endpoint-safety.ts';
+import { isLocalAddress } from '../../server/src/wire/endpoint-safety.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { LoadedConfig, ResolvedProfile } from '../../server/src/profiles/load-config.ts';
+import type { LoadedConfig } from '../../server/src/profiles/load-config.ts';
 import { createFixRounds } from '../../server/src/tasks/fix-rounds.ts';
-import type { VerificationFacts } from '../../server/src/store/job-store.ts';
 import { parseVerdict, pickReviewProfile } from '../../server/src/tasks/review.ts';
+import type { ResolvedProfile } from '../../server/src/config/resolved-profile.ts';
+import type { VerificationFacts } from '../../server/src/store/job-file.ts';
 
 function profile(name: string, local: boolean): ResolvedProfile {
   return {

@@ -7,9 +7,9 @@ import {
   taskSandboxPolicy,
 } from '../../server/src/sandbox/index.ts';
 import { loadConfig } from '../../server/src/profiles/load-config.ts';
-import type { JobFile } from '../../server/src/store/job-store.ts';
 import { statusLine } from '../../server/src/tasks/task-format.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import type { JobFile } from '../../server/src/store/job-file.ts';
 
 let world: TempEnv;
 beforeEach(() => {

@@ -6,7 +6,7 @@ import {
 import { toRequestBody } from '../../server/src/providers/anthropic/anthropic-request.ts';
 import { toWireMessages } from '../../server/src/providers/openai/openai-messages.ts';
 import { OpenAiStream, type ChatChunk } from '../../server/src/providers/openai/openai-stream.ts';
-import type { Message } from '../../server/src/providers/spec.ts';
+import type { Message } from '../../server/src/wire/spec.ts';
 
 const URL = 'http://127.0.0.1:1/v1';
 

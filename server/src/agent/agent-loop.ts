@@ -5,8 +5,8 @@ import type {
   Message,
   StopReason,
   ToolSpec,
-} from '../providers/spec.ts';
-import { textOf } from '../providers/spec.ts';
+} from '../wire/spec.ts';
+import { textOf } from '../wire/spec.ts';
 import { answerNotice } from '../calls/answer-notice.ts';
 import {
   CONTEXT_POLICY,

@@ -14,7 +14,7 @@
  *   short. Any non-read-only call (run_bash included), any answer or message from the
  *   supervisor and any test run between fix rounds clears the cache.
  */
-import type { Block } from '../providers/spec.ts';
+import type { Block } from '../wire/spec.ts';
 
 type ToolResultBlock = Extract<Block, { type: 'tool_result' }>;
 

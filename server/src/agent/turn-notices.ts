@@ -2,7 +2,7 @@
  * What the loop tells the worker about its turns: a countdown near the budget, and one nudge
  * when a turn ends without a tool call and without something that reads as a final answer.
  */
-import type { StopReason } from '../providers/spec.ts';
+import type { StopReason } from '../wire/spec.ts';
 
 /** Turns left (the coming one included) at which the worker is told to wrap up. */
 export const COUNTDOWN_AT: readonly number[] = [5, 3, 1];

@@ -1,4 +1,4 @@
-import type { GenerateResult } from '../providers/spec.ts';
+import type { GenerateResult } from '../wire/spec.ts';
 
 /** What the caller is told about an answer that did not end on its own. */
 export interface AnswerNotice {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { isCliFormat } from '../config/schema.ts';
-import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../profiles/load-config.ts';
+import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { budgetLockPath, slotsDir } from '../config/paths.ts';
 import { knownSecrets } from '../profiles/known-secrets.ts';
 import { endpointFor } from '../profiles/profile-endpoint.ts';
 import { resolveProfile } from '../profiles/resolve-profile.ts';
-import type { AppContext } from './app-context.ts';
+import type { AppContext } from '../profiles/app-context.ts';
 import { createClient } from '../providers/create-client.ts';
 import { isRetryableError } from '../providers/retry.ts';
 import {
@@ -15,7 +15,7 @@ import {
   type GenerateResult,
   type LearnedFacts,
   type Usage,
-} from '../providers/spec.ts';
+} from '../wire/spec.ts';
 import { currentProcessIdentity, isProcessAlive } from '../util/process-identity.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
 import { fitToTaskBudget, reserveBudget, worstCaseCost } from './budget.ts';
@@ -24,6 +24,7 @@ import { appendLedger, type LedgerRecord } from './ledger.ts';
 import { poolKeyOf, poolSizeOf } from './pool-key.ts';
 import { acquireSlot } from './pool.ts';
 import { costOf, priceFor, type Price } from './pricing.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 /** How long the last profile of a chain waits for a free slot before giving up. */
 const POOL_WAIT_MS = 5 * 60_000;

@@ -1,9 +1,9 @@
 import { discoverLocalServer, discoveredProfile } from '../profiles/discover-local.ts';
-import { loadConfig, type LoadedConfig, type ResolvedProfile } from '../profiles/load-config.ts';
+import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { credentialsNote } from '../profiles/credentials.ts';
 import { describeAuth, endpointFor } from '../profiles/profile-endpoint.ts';
 import { noWorkerMessage, resolveProfile } from '../profiles/resolve-profile.ts';
-import type { AppContext } from './app-context.ts';
+import type { AppContext } from '../profiles/app-context.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { slotsDir } from '../config/paths.ts';
 import { poolKeyOf, poolSizeOf } from './pool-key.ts';
@@ -11,7 +11,8 @@ import { poolHolders, type PoolHolder } from './pool.ts';
 import { knownSecrets } from '../profiles/known-secrets.ts';
 import { localNameProblem } from '../profiles/local-address.ts';
 import { createClient } from '../providers/create-client.ts';
-import { ProviderError } from '../providers/spec.ts';
+import { ProviderError } from '../wire/spec.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 const CHECK_TIMEOUT_MS = 5_000;
 const MODELS_SHOWN = 8;

@@ -1,5 +1,5 @@
-import type { ResolvedProfile } from '../profiles/load-config.ts';
 import { isCliFormat } from '../config/schema.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 export const DEFAULT_CLOUD_POOL = 6;
 export const DEFAULT_LOCAL_POOL = 2;

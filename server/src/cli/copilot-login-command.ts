@@ -1,4 +1,4 @@
-import { listNames, loadConfig, type ResolvedProfile } from '../profiles/load-config.ts';
+import { listNames, loadConfig } from '../profiles/load-config.ts';
 import { copilotPlace } from '../profiles/copilot/copilot-profile.ts';
 import { forgetLogin, loggedInText } from '../profiles/copilot/copilot-key.ts';
 import { copilotApiToken } from '../profiles/copilot/copilot-token.ts';
@@ -10,6 +10,7 @@ import {
 } from '../profiles/copilot/device-login.ts';
 import { UserError } from '../util/user-error.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 const USAGE = 'copilot-login <profile> [--logout]';
 

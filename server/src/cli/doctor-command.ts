@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../profiles/load-config.ts';
 import { describeProviders } from '../calls/describe-providers.ts';
-import { describeStatusLineSetup } from '../statusline/install-statusline.ts';
+import { describeStatusLineSetup } from './install-statusline.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';

@@ -6,7 +6,7 @@ import {
   describeStatusLineSetup,
   installStatusLine,
   uninstallStatusLine,
-} from '../statusline/install-statusline.ts';
+} from './install-statusline.ts';
 import { statusLinesPath } from '../store/status-key.ts';
 import { usageError } from './cli-args.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';

@@ -1,11 +1,12 @@
 import { realpathSync } from 'node:fs';
 import { damagedStatusLine, type DamagedJob } from '../tasks/damaged-jobs.ts';
-import { isTerminal, type JobFile } from '../store/job-store.ts';
+import { isTerminal } from '../store/job-store.ts';
 import { projectTaskList } from '../tasks/task-queries.ts';
 import { statusLine } from '../tasks/task-format.ts';
 import { CLI_WORDING } from '../util/wording.ts';
 import { parseCli } from './cli-args.ts';
 import type { CliCommand } from './cli-command.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 const USAGE = 'tasks [--json]';
 

@@ -5,13 +5,15 @@
  */
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, isAbsolute } from 'node:path';
-import { claudeSettingsPath } from '../statusline/claude-settings.ts';
-import { installedStatusLines, statusLineFiles } from '../statusline/install-statusline.ts';
-import type { InstalledStatusLine } from '../statusline/install-statusline.ts';
-import { tryGit, type PinnedRepository } from '../tasks/git.ts';
-import { isTerminal, listJobs, type JobFile } from '../store/job-store.ts';
+import { claudeSettingsPath } from './claude-settings.ts';
+import { installedStatusLines, statusLineFiles } from './install-statusline.ts';
+import type { InstalledStatusLine } from './install-statusline.ts';
+import { tryGit } from '../tasks/git.ts';
+import { isTerminal, listJobs } from '../store/job-store.ts';
 import { reconcileJob } from '../tasks/reconcile.ts';
 import type { CliContext } from './cli-command.ts';
+import type { PinnedRepository } from '../store/job-file.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 /** Only branches named like the ones tasks make: `delegate/t_<letters and digits>`. */
 const TASK_BRANCH = /^delegate\/t_[a-z0-9]+$/;

@@ -1,4 +1,4 @@
-import { isTerminal, type JobFile } from '../store/job-store.ts';
+import { isTerminal } from '../store/job-store.ts';
 import { getTask } from '../tasks/task-queries.ts';
 import { statusLine } from '../tasks/task-format.ts';
 import { errorMessage } from '../util/user-error.ts';
@@ -6,6 +6,7 @@ import { CLI_WORDING } from '../util/wording.ts';
 import { parseCli, usageError } from './cli-args.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 import { watchJobs } from './job-watch.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 const USAGE = 'wait <task id>… [--timeout <seconds>] [--json]';
 const POLL_MS = 2_000;

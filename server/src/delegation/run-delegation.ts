@@ -1,16 +1,17 @@
 import { PIN_HINT } from '../profiles/discover-local.ts';
-import { loadConfig, type ResolvedProfile } from '../profiles/load-config.ts';
+import { loadConfig } from '../profiles/load-config.ts';
 import { resolveProfile } from '../profiles/resolve-profile.ts';
 import { outputsDir, resultsDir } from '../config/paths.ts';
 import { answerNotice, type AnswerNotice } from '../calls/answer-notice.ts';
 import { callModel, type ModelCallResult } from '../calls/call-model.ts';
 import { isSameModel } from '../providers/reasoning.ts';
-import { textOf, type GenerateResult } from '../providers/spec.ts';
-import type { AppContext } from '../calls/app-context.ts';
+import { textOf, type GenerateResult } from '../wire/spec.ts';
+import type { AppContext } from '../profiles/app-context.ts';
 import { UserError } from '../util/user-error.ts';
 import { formatBytes } from '../util/format-bytes.ts';
 import { collectFiles, type CollectedFile } from './collect-files.ts';
 import { placeAnswer, resolveWriteTarget } from './place-answer.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 export interface DelegateInput {
   task: string;

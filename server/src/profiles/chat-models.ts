@@ -1,4 +1,4 @@
-import { getJson } from '../http/http-stream.ts';
+import { getJson } from '../wire/http-stream.ts';
 
 /** Names of models that embed, rerank, transcribe or speak: none of them answers a chat call. */
 const NOT_CHAT_NAME = /embed|rerank|whisper|(^|[^a-z])tts([^a-z]|$)|speech|transcri|moderation/i;

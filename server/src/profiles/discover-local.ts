@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { getJson } from '../http/http-stream.ts';
+import { getJson } from '../wire/http-stream.ts';
 import { UserError } from '../util/user-error.ts';
 import { secretRedactor } from '../util/secret-redactor.ts';
 import { knownSecrets } from './known-secrets.ts';
 import { resolveDataHome, type Environment } from '../config/paths.ts';
-import type { ResolvedProfile } from './load-config.ts';
 import { firstChatModel } from './chat-models.ts';
+import type { DiscoveredSnapshot, ResolvedProfile } from '../config/resolved-profile.ts';
 
 /** The usual ports of local OpenAI-compatible servers, in the order they are preferred. */
 export const LOCAL_SERVERS: ReadonlyArray<{ name: string; baseUrl: string }> = [
@@ -28,18 +28,6 @@ export interface DiscoveredServer {
   model: string;
   /** Models listed before it that cannot chat (embedding, rerank, speech…), passed over. */
   skipped: string[];
-}
-
-/**
- * What a task keeps of a discovered profile (no key: it is local), so its detached worker
- * calls the very server and model the server process picked instead of probing again.
- */
-export interface DiscoveredSnapshot {
-  server: string;
-  format: 'openai';
-  baseUrl: string;
-  model: string;
-  local: true;
 }
 
 /**

@@ -2,8 +2,9 @@ import { withFileLock } from '../util/file-lock.ts';
 import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
 import { checkKeyInput, keyOrigin, saveKey } from './credentials.ts';
-import { listNames, loadConfig, type ResolvedProfile } from './load-config.ts';
+import { listNames, loadConfig } from './load-config.ts';
 import { credentialsPath, settingsLockPath, type Environment } from '../config/paths.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 /** Where a key is being entered for: the profile and the origin it will be bound to. */
 export interface KeyTarget {

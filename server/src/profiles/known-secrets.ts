@@ -1,6 +1,6 @@
-import type { ResolvedProfile } from './load-config.ts';
 import { readCredentials, readCredentialsSection } from './credentials.ts';
 import type { Environment } from '../config/paths.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 /** Header names whose values are credentials (as in http-stream's error redaction). */
 const CREDENTIAL_HEADER = /auth|key|token|secret|cookie|-vk$/i;

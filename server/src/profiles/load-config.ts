@@ -1,4 +1,3 @@
-import type { DiscoveredSnapshot } from './discover-local.ts';
 import type { z } from 'zod';
 import { readJsonFile } from '../util/read-json.ts';
 import { UserError } from '../util/user-error.ts';
@@ -12,29 +11,9 @@ import {
   profileSchema,
   SANDBOX_MODES,
   type ConfigFile,
-  type Profile,
   type SandboxMode,
 } from '../config/schema.ts';
-
-export type ProfileSource = 'config' | 'project' | 'env' | 'discovered';
-
-export interface ResolvedProfile extends Profile {
-  name: string;
-  source: ProfileSource;
-  /** The file or variables the profile came from, for `providers` and error messages. */
-  origin: string;
-  /** The data home whose credentials.json may hold a key for this profile. */
-  dataHome?: string;
-  /**
-   * A project file's profile naming a key variable that the user's own config (or
-   * DELEGATE_API_KEY_ENV) never sends to this origin: the key is not sent (see `keyFor`).
-   */
-  isKeyEnvUntrusted?: boolean;
-  /** The user config file whose profile of the same name this project profile replaces. */
-  replaces?: string;
-  /** Set on a profile found by discovery: what a task keeps to call the same server and model. */
-  discovered?: DiscoveredSnapshot;
-}
+import type { ProfileSource, ResolvedProfile } from '../config/resolved-profile.ts';
 
 export interface LoadedConfig {
   profiles: ReadonlyMap<string, ResolvedProfile>;

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { hostOverridesFrom, isLocalAddress, resolveChecked } from '../http/endpoint-safety.ts';
+import { hostOverridesFrom, isLocalAddress, resolveChecked } from '../wire/endpoint-safety.ts';
 import { UserError } from '../util/user-error.ts';
 import type { Environment } from '../config/paths.ts';
 

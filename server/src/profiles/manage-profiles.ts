@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { AppContext } from '../calls/app-context.ts';
+import type { AppContext } from './app-context.ts';
 import { withFileLock } from '../util/file-lock.ts';
-import { checkEndpointUrl } from '../http/endpoint-safety.ts';
+import { checkEndpointUrl } from '../wire/endpoint-safety.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
 import {

@@ -1,10 +1,10 @@
 import { UserError } from '../util/user-error.ts';
 import { copilotAuth, copilotEndpoint } from './copilot/copilot-profile.ts';
-import type { Endpoint } from '../providers/spec.ts';
+import type { Endpoint } from '../wire/spec.ts';
 import { CredentialsError, keyOrigin, storedKey, type StoredKey } from './credentials.ts';
-import type { ResolvedProfile } from './load-config.ts';
 import { isCliFormat } from '../config/schema.ts';
 import type { Environment } from '../config/paths.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 /**
  * Resolves a profile to an endpoint with its key (see `keyFor`). The key goes to the client

@@ -1,4 +1,4 @@
-import type { ResolvedProfile } from './load-config.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 /**
  * What decides where a profile's calls go and which key they carry: the wire format (the path,

@@ -6,14 +6,10 @@ import {
   discoveredProfile,
   type DiscoveredServer,
 } from './discover-local.ts';
-import {
-  ENV_PROFILE_NAME,
-  listNames,
-  type LoadedConfig,
-  type ResolvedProfile,
-} from './load-config.ts';
+import { ENV_PROFILE_NAME, listNames, type LoadedConfig } from './load-config.ts';
 import { localFlagError, localNameProblem } from './local-address.ts';
 import type { Environment } from '../config/paths.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 export type Discover = (env: Environment) => Promise<DiscoveredServer | undefined>;
 

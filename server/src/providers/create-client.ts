@@ -12,7 +12,7 @@ import {
   type GenerateRequest,
   type GenerateResult,
   type ModelClient,
-} from './spec.ts';
+} from '../wire/spec.ts';
 
 const FACTORIES: Record<ProfileFormat, (endpoint: Endpoint) => ModelClient> = {
   openai: createOpenAiClient,

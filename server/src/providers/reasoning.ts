@@ -1,4 +1,4 @@
-import type { Endpoint } from './spec.ts';
+import type { Endpoint } from '../wire/spec.ts';
 
 /**
  * Models whose OpenAI-style endpoints need their earlier `reasoning_content` sent back within

@@ -1,4 +1,4 @@
-import { ProviderError, type CallOptions, type RetryPolicy } from './spec.ts';
+import { ProviderError, type CallOptions, type RetryPolicy } from '../wire/spec.ts';
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 4,

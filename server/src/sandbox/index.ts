@@ -1,3 +1,4 @@
+export type { ResourceLimits } from '../config/resource-limits.ts';
 export { decideSandbox, type SandboxDecision } from './decide-sandbox.ts';
 export {
   BWRAP_PATH_VARIABLE,
@@ -12,7 +13,6 @@ export {
 export {
   DEFAULT_LIMITS,
   SECRET_HOME_PATHS,
-  type ResourceLimits,
   taskSandboxPolicy,
   type SandboxPolicy,
   type TaskSandboxInput,

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { ResourceLimits } from '../config/resource-limits.ts';
 
 /** Where a sandboxed command may write and read, and which hosts it may reach. */
 export interface SandboxPolicy {
@@ -18,16 +19,6 @@ export interface SandboxPolicy {
   /** HOME of the commands, whose tool-made write spots (`~/.npm/_logs`…) are closed. */
   home: string;
   limits: ResourceLimits;
-}
-
-/**
- * What one sandboxed command may use. The process count holds per command (each runs in a user
- * namespace of its own, so only its own processes and threads count); memory holds per process
- * (its data segment: heap and private writable mappings).
- */
-export interface ResourceLimits {
-  processes: number;
-  memoryMb: number;
 }
 
 export const DEFAULT_LIMITS: ResourceLimits = { processes: 1024, memoryMb: 8192 };

@@ -4,7 +4,8 @@ import { jobsDir, type Environment } from '../config/paths.ts';
 import { HOST_PATTERN } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
-import { taskSandboxPolicy, type ResourceLimits, type SandboxPolicy } from './sandbox-policy.ts';
+import { taskSandboxPolicy, type SandboxPolicy } from './sandbox-policy.ts';
+import type { ResourceLimits } from '../config/resource-limits.ts';
 
 /** The fields of a task (job.json) that its sandbox is made from. */
 export interface SandboxedJob {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { TASK_STATES, type TaskState } from './job-file.ts';
-import type { JobFile } from './job-store.ts';
+import type { JobFile } from './job-file.ts';
 
 /** 'does not hold a JSON object' unless the value is one. */
 export function objectProblem(value: unknown): string | undefined {

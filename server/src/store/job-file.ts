@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
 import { parseJson } from '../util/read-json.ts';
+import type { DiscoveredSnapshot } from '../config/resolved-profile.ts';
+import type { ResourceLimits } from '../config/resource-limits.ts';
 
 export const TASK_STATES = [
   'queued',
@@ -62,4 +64,128 @@ export function readJobSummary(path: string): JobSummary | undefined {
 /** Finished states whose result the supervisor should review. */
 export function awaitsReview(job: JobSummary): boolean {
   return ['done', 'failed', 'timeout', 'lost'].includes(job.state) && !job.reviewedAt;
+}
+
+/**
+ * Where a task's repository is, recorded when the task starts and given to git explicitly on
+ * every later call: git never discovers it again from a `.git` file or folder that the worker
+ * could have replaced.
+ */
+export interface PinnedRepository {
+  /** `--git-dir`: the repository's (or the worktree's own) git directory, real path. */
+  gitDir: string;
+  /** `--work-tree`: the top of the checkout, real path. */
+  workTree: string;
+}
+
+/**
+ * Where a task's git metadata is, taken once when the task starts (before any worker ran):
+ * every later git call of the product names these instead of discovering them again.
+ */
+export interface RecordedGit extends PinnedRepository {
+  /** The shared repository (objects, refs, config): `gitDir` itself outside a linked worktree. */
+  commonDir: string;
+  /** The text of the checkout's `.git` file when it is one (a linked worktree's pointer). */
+  pointer?: string;
+  /** HEAD's commit at the start; absent in a repository without commits. */
+  startCommit?: string;
+}
+
+/** Facts from running a test command: never the model's claim. */
+export interface VerificationFacts {
+  command: string;
+  exitCode: number | null;
+  outputTail: string;
+  ms: number;
+  timedOut?: boolean;
+}
+
+/** `jobs/<id>/job.json`: everything about one task, written atomically under the job's lock. */
+export interface JobFile extends JobSummary {
+  task: string;
+  createdAt: string;
+  updatedAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  profile?: string;
+  /** The server and model discovery picked, when `profile` is the discovered one. */
+  discovered?: DiscoveredSnapshot;
+  /** A CLI engine's format (e.g. `claude-cli`) when a vendor CLI runs the task; absent for the builtin agent. */
+  engine?: string;
+  agent?: { name: string; tier: string; path: string };
+  isolation: 'worktree' | 'none';
+  /** Where the worker runs: the worktree, or the workdir. */
+  workdir: string;
+  repoDir?: string;
+  /** The worktree's root (workdir may be a folder inside it). */
+  worktreePath?: string;
+  /**
+   * Where the task's git metadata was at its start (absent outside a repository): every git
+   * call of the product names it, and the task's end checks it is unchanged.
+   */
+  git?: RecordedGit;
+  /** `.git` entries already inside the task directory at its start (relative to it). */
+  nestedGitAtStart?: string[];
+  /** What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`). */
+  gitProblems?: { tampered: string[]; damaged: string[] };
+  branch?: string;
+  /** The commit the worktree started from: HEAD, base_branch, or the snapshot below. */
+  baseCommit?: string;
+  /**
+   * Set when the worktree started from the user's uncommitted changes: `baseCommit` is then a
+   * snapshot commit on no branch, on top of `head`, differing from it in `files` files.
+   */
+  uncommittedAtStart?: { head: string; files: number };
+  testCommand?: string;
+  /** After a failing test run, how many more attempts the worker gets (with the output). */
+  fixRounds?: number;
+  definitionOfDone?: string;
+  /** The profile of the reviewer pass that grades the diff against the definition of done. */
+  reviewProfile?: string;
+  budgetUsd?: number;
+  maxTurns: number;
+  timeoutS: number;
+  idleTimeoutS: number;
+  questionTimeoutS: number;
+  /** The detached worker process; its process group id is its pid. */
+  worker?: { pid: number; startTime: string };
+  /** Whether run_bash and the test command run in the OS sandbox (absent on tasks from before it). */
+  sandboxed?: boolean;
+  /** Why the task runs unsandboxed, or what the sandbox could not enforce here. */
+  sandboxNote?: string;
+  /** Hosts sandboxed commands may reach (the profile's `allowHosts` plus the task's `allow_hosts`). */
+  allowHosts?: string[];
+  /** What each sandboxed command may use (processes per command, memory per process). */
+  limits?: ResourceLimits;
+  /** Process groups of run_bash commands in flight, killed with the worker on cancel. */
+  childPgids?: number[];
+  step: number;
+  activity?: string;
+  lastEventAt: string;
+  costUsd: number;
+  modelAnswered?: string;
+  filesTouched: string[];
+  preflight?: VerificationFacts;
+  verification?: VerificationFacts;
+  /** Test runs that failed and went back to the worker, oldest first. */
+  failedAttempts?: VerificationFacts[];
+  review?: ReviewFacts;
+  summary?: string;
+  error?: string;
+}
+
+/** The reviewer pass: its verdict on the diff against the definition of done, and why. */
+export interface ReviewFacts {
+  verdict: 'pass' | 'fail' | 'unclear' | 'error';
+  /** The reviewer's criteria and problems (or what went wrong), capped. */
+  notes: string;
+  profile: string;
+  modelAnswered?: string;
+  turns: number;
+}
+
+export interface TaskEvent {
+  ts: string;
+  type: string;
+  detail: string;
 }

@@ -1,4 +1,3 @@
-import type { DiscoveredSnapshot } from '../profiles/discover-local.ts';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import { readJsonFile } from '../util/read-json.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
-import type { JobSummary, TaskState } from './job-file.ts';
+import type { JobFile, TaskEvent, TaskState } from './job-file.ts';
 import {
   DamagedJobError,
   jobShapeProblem,
@@ -17,107 +16,6 @@ import {
   strayWorktree,
   type JobDamage,
 } from './job-damage.ts';
-import type { RecordedGit } from '../tasks/worktree.ts';
-import type { ResourceLimits } from '../sandbox/index.ts';
-
-/** Facts from running a test command: never the model's claim. */
-export interface VerificationFacts {
-  command: string;
-  exitCode: number | null;
-  outputTail: string;
-  ms: number;
-  timedOut?: boolean;
-}
-
-/** `jobs/<id>/job.json`: everything about one task, written atomically under the job's lock. */
-export interface JobFile extends JobSummary {
-  task: string;
-  createdAt: string;
-  updatedAt: string;
-  startedAt?: string;
-  endedAt?: string;
-  profile?: string;
-  /** The server and model discovery picked, when `profile` is the discovered one. */
-  discovered?: DiscoveredSnapshot;
-  /** A CLI engine's format (e.g. `claude-cli`) when a vendor CLI runs the task; absent for the builtin agent. */
-  engine?: string;
-  agent?: { name: string; tier: string; path: string };
-  isolation: 'worktree' | 'none';
-  /** Where the worker runs: the worktree, or the workdir. */
-  workdir: string;
-  repoDir?: string;
-  /** The worktree's root (workdir may be a folder inside it). */
-  worktreePath?: string;
-  /**
-   * Where the task's git metadata was at its start (absent outside a repository): every git
-   * call of the product names it, and the task's end checks it is unchanged.
-   */
-  git?: RecordedGit;
-  /** `.git` entries already inside the task directory at its start (relative to it). */
-  nestedGitAtStart?: string[];
-  /** What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`). */
-  gitProblems?: { tampered: string[]; damaged: string[] };
-  branch?: string;
-  /** The commit the worktree started from: HEAD, base_branch, or the snapshot below. */
-  baseCommit?: string;
-  /**
-   * Set when the worktree started from the user's uncommitted changes: `baseCommit` is then a
-   * snapshot commit on no branch, on top of `head`, differing from it in `files` files.
-   */
-  uncommittedAtStart?: { head: string; files: number };
-  testCommand?: string;
-  /** After a failing test run, how many more attempts the worker gets (with the output). */
-  fixRounds?: number;
-  definitionOfDone?: string;
-  /** The profile of the reviewer pass that grades the diff against the definition of done. */
-  reviewProfile?: string;
-  budgetUsd?: number;
-  maxTurns: number;
-  timeoutS: number;
-  idleTimeoutS: number;
-  questionTimeoutS: number;
-  /** The detached worker process; its process group id is its pid. */
-  worker?: { pid: number; startTime: string };
-  /** Whether run_bash and the test command run in the OS sandbox (absent on tasks from before it). */
-  sandboxed?: boolean;
-  /** Why the task runs unsandboxed, or what the sandbox could not enforce here. */
-  sandboxNote?: string;
-  /** Hosts sandboxed commands may reach (the profile's `allowHosts` plus the task's `allow_hosts`). */
-  allowHosts?: string[];
-  /** What each sandboxed command may use (processes per command, memory per process). */
-  limits?: ResourceLimits;
-  /** Process groups of run_bash commands in flight, killed with the worker on cancel. */
-  childPgids?: number[];
-  step: number;
-  activity?: string;
-  lastEventAt: string;
-  costUsd: number;
-  modelAnswered?: string;
-  filesTouched: string[];
-  preflight?: VerificationFacts;
-  verification?: VerificationFacts;
-  /** Test runs that failed and went back to the worker, oldest first. */
-  failedAttempts?: VerificationFacts[];
-  review?: ReviewFacts;
-  summary?: string;
-  error?: string;
-}
-
-/** The reviewer pass: its verdict on the diff against the definition of done, and why. */
-export interface ReviewFacts {
-  verdict: 'pass' | 'fail' | 'unclear' | 'error';
-  /** The reviewer's criteria and problems (or what went wrong), capped. */
-  notes: string;
-  profile: string;
-  modelAnswered?: string;
-  turns: number;
-}
-
-export interface TaskEvent {
-  ts: string;
-  type: string;
-  detail: string;
-}
 
 export const TERMINAL_STATES: readonly TaskState[] = [
   'done',

@@ -1,5 +1,5 @@
 import type { JobSummary } from './job-file.ts';
-import type { JobFile } from './job-store.ts';
+import type { JobFile } from './job-file.ts';
 
 /**
  * A job as the status line reads it: the JobSummary contract plus optional fields of job.json,

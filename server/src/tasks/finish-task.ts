@@ -13,9 +13,6 @@ import {
   jobDir,
   readJob,
   updateJob,
-  type JobFile,
-  type ReviewFacts,
-  type VerificationFacts,
 } from '../store/job-store.ts';
 import {
   describeChanges,
@@ -24,6 +21,7 @@ import {
   removeWorktree,
   snapshotWork,
 } from './worktree.ts';
+import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
 export interface TaskResultFile {

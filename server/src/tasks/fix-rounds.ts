@@ -7,8 +7,9 @@
 import type { SandboxPolicy } from '../sandbox/index.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
 import type { Environment } from '../config/paths.ts';
-import { appendEvent, type JobFile, type VerificationFacts } from '../store/job-store.ts';
+import { appendEvent } from '../store/job-store.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
+import type { JobFile, VerificationFacts } from '../store/job-file.ts';
 
 const VERIFY_TIMEOUT_MS = 600_000;
 

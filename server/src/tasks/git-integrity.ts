@@ -1,7 +1,7 @@
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { git, tryGit, type PinnedRepository } from './git.ts';
-import type { RecordedGit } from './worktree.ts';
+import { git, tryGit } from './git.ts';
+import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
 
 /** Entries looked at when searching a task directory for git metadata; past it, the rest is unchecked. */
 const SCAN_LIMIT = 300_000;

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { PinnedRepository } from '../store/job-file.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -36,18 +37,6 @@ const HARDENED_ARGS = HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=$
 
 /** Config keys that {@link HARDENED_CONFIG} pins: tests check each against a planted config. */
 export const HARDENED_KEYS = HARDENED_CONFIG.map(([key]) => key);
-
-/**
- * Where a task's repository is, recorded when the task starts and given to git explicitly on
- * every later call: git never discovers it again from a `.git` file or folder that the worker
- * could have replaced.
- */
-export interface PinnedRepository {
-  /** `--git-dir`: the repository's (or the worktree's own) git directory, real path. */
-  gitDir: string;
-  /** `--work-tree`: the top of the checkout, real path. */
-  workTree: string;
-}
 
 export interface GitOptions {
   /** Variables added for this call (identity, a scratch index). */

@@ -1,7 +1,8 @@
 import { isProcessAlive } from '../util/process-identity.ts';
 import { finishTask, type Outcome } from './finish-task.ts';
-import { isTerminal, readJob, type JobFile } from '../store/job-store.ts';
+import { isTerminal, readJob } from '../store/job-store.ts';
 import { killTask } from './task-processes.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 /**
  * Brings a task's state in line with reality whenever someone looks at it: a worker that died

@@ -7,10 +7,11 @@
 import { runAgentLoop } from '../agent/agent-loop.ts';
 import type { AgentDefinition } from '../agent/agents.ts';
 import { FILE_AND_SHELL_TOOLS, type WorkerToolContext } from '../agent/worker-tools/index.ts';
-import type { LoadedConfig, ResolvedProfile } from '../profiles/load-config.ts';
-import type { GenerateRequest, GenerateResult } from '../providers/spec.ts';
+import type { LoadedConfig } from '../profiles/load-config.ts';
+import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
-import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-store.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
 
 /** Diff text the reviewer gets inline; the rest it reads from the files. */
 const MAX_DIFF_CHARS = 60_000;

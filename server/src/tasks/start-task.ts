@@ -14,7 +14,7 @@ import { turnBudget } from '../agent/turn-budget.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
 import { loadConfig } from '../profiles/load-config.ts';
 import { resolveProfile } from '../profiles/resolve-profile.ts';
-import type { AppContext } from '../calls/app-context.ts';
+import type { AppContext } from '../profiles/app-context.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
 import { UserError } from '../util/user-error.ts';
 import { isCliFormat, type SandboxMode } from '../config/schema.ts';
@@ -28,7 +28,6 @@ import {
   readJob,
   updateJob,
   writeJob,
-  type JobFile,
 } from '../store/job-store.ts';
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
@@ -37,6 +36,7 @@ import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
 import { inPlace, makeWorktree } from './task-place.ts';
 import { isGitRepository } from './worktree.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 export interface StartTaskInput {
   task: string;

@@ -14,13 +14,13 @@ import {
   jobDir,
   readJob,
   updateJob,
-  type JobFile,
 } from '../store/job-store.ts';
 import { killTask } from './reconcile.ts';
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
 import { removeWorktree } from './worktree.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 const INLINE_PATCH_BYTES = 4_000;
 

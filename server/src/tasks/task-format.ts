@@ -1,6 +1,6 @@
-import type { JobFile } from '../store/job-store.ts';
 import type { TaskResultFile } from './finish-task.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 const MAX_LINE = 160;
 

@@ -2,15 +2,10 @@ import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { resolveCommit } from './git.ts';
 import { findGitMetadata } from './git-integrity.ts';
-import type { JobFile } from '../store/job-store.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
-import {
-  createWorktree,
-  isGitRepository,
-  recordGit,
-  repositoryRoot,
-  type RecordedGit,
-} from './worktree.ts';
+import { createWorktree, isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
+import type { RecordedGit } from '../store/job-file.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 type WorktreePlace = Pick<
   JobFile,

@@ -6,7 +6,7 @@ import {
   parseProcessStat,
   type ProcessIdentity,
 } from '../util/process-identity.ts';
-import type { JobFile } from '../store/job-store.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 /** Set in the environment of the worker and of everything it runs, so the whole tree can be found. */
 export const TASK_ID_VARIABLE = 'DELEGATE_TASK_ID';

@@ -4,7 +4,6 @@ import {
   readJob,
   scanJobs,
   isTerminal,
-  type JobFile,
 } from '../store/job-store.ts';
 import { reconcileJob } from './reconcile.ts';
 import {
@@ -16,6 +15,7 @@ import {
 import { statusLine } from './task-format.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { errorMessage } from '../util/user-error.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 /** A task, reconciled with reality (dead or overdue workers are found here). */
 export async function getTask(

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { prepareCommand, type SandboxPolicy } from '../sandbox/index.ts';
 import { killProcessGroup } from '../agent/worker-tools/index.ts';
 import { errorMessage } from '../util/user-error.ts';
-import type { VerificationFacts } from '../store/job-store.ts';
+import type { VerificationFacts } from '../store/job-file.ts';
 
 const TAIL_CHARS = 3_000;
 

@@ -19,19 +19,20 @@ import { serverFromSnapshot } from '../profiles/discover-local.ts';
 import { resolveDataHome } from '../config/paths.ts';
 import { isCliFormat } from '../config/schema.ts';
 import { callModel } from '../calls/call-model.ts';
-import type { AppContext } from '../calls/app-context.ts';
-import type { GenerateRequest } from '../providers/spec.ts';
+import type { AppContext } from '../profiles/app-context.ts';
+import type { GenerateRequest } from '../wire/spec.ts';
 import { currentProcessIdentity } from '../util/process-identity.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { finishTask, type Outcome } from './finish-task.ts';
 import { CliTaskError, runCliTask } from './engines/index.ts';
 import { createTaskFixRounds } from './fix-rounds.ts';
-import { appendEvent, isTerminal, jobDir, readJob, updateJob, type JobFile } from '../store/job-store.ts';
+import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
 import { takeMessages } from '../store/mailbox.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { REVIEW_MAX_TURNS, reviewWork } from './review.ts';
 import { workerPrompt } from './worker-prompt.ts';
 import { workingDiff } from './worktree.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 let ownUpdates: Promise<unknown> = Promise.resolve();
 

@@ -1,4 +1,4 @@
-import type { JobFile } from '../store/job-store.ts';
+import type { JobFile } from '../store/job-file.ts';
 
 const DEFAULT_ROLE = [
   'You are an autonomous software engineer working alone in a disposable git worktree (your current',

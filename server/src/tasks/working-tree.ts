@@ -1,7 +1,8 @@
 import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { git, resolveCommit, workerIdentity, type PinnedRepository } from './git.ts';
+import { git, resolveCommit, workerIdentity } from './git.ts';
+import type { PinnedRepository } from '../store/job-file.ts';
 
 /** Options for git calls against a throwaway copy of the repository's index. */
 export interface ScratchIndexOptions {

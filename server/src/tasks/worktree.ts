@@ -11,12 +11,12 @@ import {
   writePatch,
   type ChangeFacts,
   type GitOptions,
-  type PinnedRepository,
 } from './git.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { withIndexCopy, type ScratchIndexOptions } from './working-tree.ts';
+import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
 
-export type { ChangeFacts, FileChange, PinnedRepository } from './git.ts';
+export type { ChangeFacts, FileChange } from './git.ts';
 
 export async function isGitRepository(dir: string): Promise<boolean> {
   return (await tryGit(dir, ['rev-parse', '--is-inside-work-tree']))?.trim() === 'true';
@@ -25,19 +25,6 @@ export async function isGitRepository(dir: string): Promise<boolean> {
 /** Top of the repository containing dir (realpath). */
 export async function repositoryRoot(dir: string): Promise<string> {
   return realpath((await git(dir, ['rev-parse', '--show-toplevel'])).trim());
-}
-
-/**
- * Where a task's git metadata is, taken once when the task starts (before any worker ran):
- * every later git call of the product names these instead of discovering them again.
- */
-export interface RecordedGit extends PinnedRepository {
-  /** The shared repository (objects, refs, config): `gitDir` itself outside a linked worktree. */
-  commonDir: string;
-  /** The text of the checkout's `.git` file when it is one (a linked worktree's pointer). */
-  pointer?: string;
-  /** HEAD's commit at the start; absent in a repository without commits. */
-  startCommit?: string;
 }
 
 /** Records where the repository containing dir keeps its metadata (real paths). */

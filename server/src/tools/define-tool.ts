@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { AppContext } from '../calls/app-context.ts';
+import type { AppContext } from '../profiles/app-context.ts';
 import { profileNameProblem } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 
@@ -32,11 +32,7 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   /** Pass arguments the schema does not name to the handler (to refuse them by name) instead of dropping them. */
   shouldSeeUnknownArguments?: boolean;
   annotations: ToolAnnotations;
-  handler(
-    input: z.infer<z.ZodObject<Shape>>,
-    context: AppContext,
-    call: ToolCall,
-  ): Promise<string>;
+  handler(input: z.infer<z.ZodObject<Shape>>, context: AppContext, call: ToolCall): Promise<string>;
 }
 
 /** What a running tool call can do besides returning: notice cancellation, report progress. */

@@ -1,4 +1,3 @@
-import type { ResolvedProfile } from '../load-config.ts';
 import { credentialsPath, type Environment } from '../../config/paths.ts';
 import { copilotPlace } from './copilot-profile.ts';
 import {
@@ -15,6 +14,7 @@ import {
   pollPendingLogin,
   startDeviceLogin,
 } from './device-login.ts';
+import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 
 /**
  * `provider_key` on a copilot profile, one step per call and never a wait for the user: starts

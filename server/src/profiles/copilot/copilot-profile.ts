@@ -1,10 +1,10 @@
 import { keyOrigin } from '../credentials.ts';
-import type { ResolvedProfile } from '../load-config.ts';
 import type { Environment } from '../../config/paths.ts';
 import { UserError } from '../../util/user-error.ts';
-import type { Endpoint } from '../../providers/spec.ts';
+import type { Endpoint } from '../../wire/spec.ts';
 import { githubUrls } from '../../config/copilot-endpoints.ts';
 import { readCopilotState, usableLogin, type CopilotPlace } from './copilot-store.ts';
+import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 
 /** A copilot profile's endpoint: where its login lives instead of a key. */
 export interface CopilotEndpoint extends Endpoint {

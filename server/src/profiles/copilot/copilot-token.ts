@@ -1,5 +1,5 @@
 import { UserError } from '../../util/user-error.ts';
-import { ProviderError } from '../../providers/spec.ts';
+import { ProviderError } from '../../wire/spec.ts';
 import { editorHeaders, type GitHubUrls } from '../../config/copilot-endpoints.ts';
 import { notLoggedInText } from './copilot-profile.ts';
 import {

@@ -1,4 +1,4 @@
-import { ProviderError } from '../../providers/spec.ts';
+import { ProviderError } from '../../wire/spec.ts';
 import {
   COPILOT_CLIENT_ID,
   COPILOT_SCOPE,

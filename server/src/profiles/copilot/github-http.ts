@@ -1,6 +1,6 @@
-import { RefusedEndpointError } from '../../http/endpoint-safety.ts';
-import { connectionCode, sendRequest } from '../../http/http-request.ts';
-import { ProviderError } from '../../providers/spec.ts';
+import { RefusedEndpointError } from '../../wire/endpoint-safety.ts';
+import { connectionCode, sendRequest } from '../../wire/http-request.ts';
+import { ProviderError } from '../../wire/spec.ts';
 
 const TIMEOUT_MS = 15_000;
 

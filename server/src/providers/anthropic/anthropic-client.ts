@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { getJson, parseJson, postStream, routingFacts } from '../../http/http-stream.ts';
+import { getJson, parseJson, postStream, routingFacts } from '../../wire/http-stream.ts';
 import {
   ProviderError,
   withUsage,
@@ -8,7 +8,7 @@ import {
   type GenerateRequest,
   type GenerateResult,
   type ModelClient,
-} from '../spec.ts';
+} from '../../wire/spec.ts';
 import { toRequestBody } from './anthropic-request.ts';
 import { AnthropicStream, type WireEvent, type WireMessage } from './anthropic-stream.ts';
 

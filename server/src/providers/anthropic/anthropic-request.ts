@@ -1,4 +1,4 @@
-import type { Block, Endpoint, GenerateRequest } from '../spec.ts';
+import type { Block, Endpoint, GenerateRequest } from '../../wire/spec.ts';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 

@@ -6,7 +6,7 @@ import {
   type GenerateResult,
   type StopReason,
   type Usage,
-} from '../spec.ts';
+} from '../../wire/spec.ts';
 
 /** Messages usage: `input_tokens` excludes both cache counts (their sum is the whole input). */
 interface WireUsage {

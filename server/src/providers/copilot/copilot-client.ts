@@ -8,7 +8,7 @@ import {
   type GenerateRequest,
   type GenerateResult,
   type ModelClient,
-} from '../spec.ts';
+} from '../../wire/spec.ts';
 import { chatHeaders, COPILOT_API_URL } from '../../config/copilot-endpoints.ts';
 import type { CopilotEndpoint } from '../../profiles/copilot/copilot-profile.ts';
 import type { CachedToken } from '../../profiles/copilot/copilot-store.ts';

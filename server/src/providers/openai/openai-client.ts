@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { getJson, parseJson, postStream, routingFacts } from '../../http/http-stream.ts';
+import { getJson, parseJson, postStream, routingFacts } from '../../wire/http-stream.ts';
 import { shouldReplayReasoning } from '../reasoning.ts';
 import {
   ProviderError,
@@ -10,7 +10,7 @@ import {
   type GenerateResult,
   type LearnedFacts,
   type ModelClient,
-} from '../spec.ts';
+} from '../../wire/spec.ts';
 import { toWireMessages, toWireTools } from './openai-messages.ts';
 import { OpenAiStream, type ChatChunk } from './openai-stream.ts';
 

@@ -1,4 +1,4 @@
-import type { GenerateRequest, Message, ToolSpec } from '../spec.ts';
+import type { GenerateRequest, Message, ToolSpec } from '../../wire/spec.ts';
 
 interface WireToolCall {
   id: string;

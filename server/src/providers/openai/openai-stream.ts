@@ -6,7 +6,7 @@ import {
   type GenerateResult,
   type StopReason,
   type Usage,
-} from '../spec.ts';
+} from '../../wire/spec.ts';
 
 interface ToolCallDelta {
   index?: number;

@@ -1,5 +1,5 @@
 import type { CliFormat } from '../../config/schema.ts';
-import type { ResolvedProfile } from '../../profiles/load-config.ts';
+import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 
 /** Why a CLI run failed, from the CLI's own structured error events (never from task text). */
 export type CliFailureKind = 'auth_failed' | 'quota' | 'throttle' | 'infra';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ResolvedProfile } from '../../profiles/load-config.ts';
 import { appendLedger } from '../../calls/ledger.ts';
 import { errorMessage } from '../../util/user-error.ts';
-import type { JobFile } from '../../store/job-store.ts';
+import type { ResolvedProfile } from '../../config/resolved-profile.ts';
+import type { JobFile } from '../../store/job-file.ts';
 
 /**
  * One ledger line per CLI run, with the cost the CLI reported (tokens are not reported by

@@ -10,9 +10,9 @@ import { resolveProfile } from '../../profiles/resolve-profile.ts';
 import { isCliFormat } from '../../config/schema.ts';
 import { acquireSlot, type PoolSlot } from '../../calls/pool.ts';
 import { poolKeyOf, poolSizeOf } from '../../calls/pool-key.ts';
-import type { AppContext } from '../../calls/app-context.ts';
+import type { AppContext } from '../../profiles/app-context.ts';
 import { secretRedactor } from '../../util/secret-redactor.ts';
-import { appendEvent, jobDir, type JobFile, type VerificationFacts } from '../../store/job-store.ts';
+import { appendEvent, jobDir } from '../../store/job-store.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { createTaskFixRounds } from '../fix-rounds.ts';
 import type { CliEvent, CliFailure } from './cli-engine.ts';
@@ -22,6 +22,7 @@ import { DEFAULT_COOLDOWN_S, startCooldown, waitForStartTurn } from './cooldown.
 import { findBinary } from './find-binary.ts';
 import { cliEngineFor } from './registry.ts';
 import { runCliEngine } from './run-cli-engine.ts';
+import type { JobFile, VerificationFacts } from '../../store/job-file.ts';
 
 /** CLI runs at once in one project. */
 const PROJECT_CAP = 2;

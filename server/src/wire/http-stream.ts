@@ -7,7 +7,7 @@ import {
   withUsage,
   type CallOptions,
   type Usage,
-} from '../providers/spec.ts';
+} from './spec.ts';
 
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_TOTAL_TIMEOUT_MS = 900_000;

@@ -9,7 +9,7 @@ import {
   checkedLookup,
   hostOverridesFrom,
 } from './endpoint-safety.ts';
-import { ProviderError } from '../providers/spec.ts';
+import { ProviderError } from './spec.ts';
 
 export interface HttpResponse {
   status: number;

@@ -1,6 +1,6 @@
 import type { Environment } from '../config/paths.ts';
-import type { Discover } from '../profiles/resolve-profile.ts';
-import type { LearnedFacts } from '../providers/spec.ts';
+import type { Discover } from './resolve-profile.ts';
+import type { LearnedFacts } from '../wire/spec.ts';
 
 /** What every floor gets from its entry (server, worker, CLI); nothing is read from globals. */
 export interface AppContext {
