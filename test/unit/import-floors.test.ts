@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,6 +44,13 @@ describe('the floor order of server/src', () => {
     const graph = floors.importGraph(SOURCES);
     expect(graph.edges.length).toBeGreaterThan(500);
     expect(floors.floorProblems(graph)).toEqual([]);
+  });
+
+  it('is explained in docs/architecture.md, which names every folder', () => {
+    const page = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    const folders = floors.FLOORS.flat().filter((folder) => folder !== 'server');
+    expect(folders.filter((folder) => !page.includes(`\`${folder}/\``))).toEqual([]);
+    expect(page).toContain('`main.ts`');
   });
 
   it('puts every folder of server/src on a floor', () => {

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { COPILOT_API_URL } from './copilot-endpoints.ts';
 import { GUARDED_OUTPUTS } from './read-settings.ts';
 
-/** Wire formats this version can call. Later engines (CLI workers) extend this list. */
+/** Wire formats this version can call (each has an adapter under providers/). */
 export const PROFILE_FORMATS = ['openai', 'anthropic', 'copilot'] as const;
 export type ApiFormat = (typeof PROFILE_FORMATS)[number];
-/** Formats whose worker is a vendor's CLI run as a task engine (server/src/tasks/cli-engines/). */
+/** Formats whose worker is a vendor's CLI, run as a task engine (server/src/tasks/engines/). */
 export const CLI_FORMATS = ['claude-cli', 'codex-cli', 'gemini-cli'] as const;
 export type CliFormat = (typeof CLI_FORMATS)[number];
 export type ProfileFormat = ApiFormat | CliFormat;

@@ -14,7 +14,7 @@ export interface SandboxedJob {
   worktreePath?: string;
   sandboxed?: boolean;
   allowHosts?: string[];
-  /** Where the task's git metadata is (see the task engine's `RecordedGit`). */
+  /** Where the task's git metadata is (`RecordedGit` in store/job-file.ts). */
   git?: { gitDir: string; commonDir: string; workTree: string };
   /** `.git` entries inside the task directory at its start, relative to it. */
   nestedGitAtStart?: string[];

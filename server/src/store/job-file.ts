@@ -18,7 +18,7 @@ export const TASK_STATES = [
 export type TaskState = (typeof TASK_STATES)[number];
 
 /**
- * The part of `jobs/<id>/job.json` that readers outside the task engine rely on (hooks,
+ * The part of `jobs/<id>/job.json` that readers outside tasks/ rely on (hooks,
  * status line, monitor). The file is written atomically by the worker process.
  */
 export interface JobSummary {

@@ -21,7 +21,7 @@ const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
  * Re-renders every project's status line from the jobs. Called after every job write (by the
  * server, the task workers and the CLI), so a status line refresh only reads a small file. The
  * lock makes the last render see every job write that finished before it began. Never throws:
- * a status line must not break the task engine.
+ * a status line must not break a task.
  */
 export async function refreshStatusLines(dataHome: string, nowMs = Date.now()): Promise<void> {
   try {

@@ -1,6 +1,6 @@
 /**
  * How a message names the next step: an MCP tool for the model, a `delegate` command for a
- * terminal user. Shared engines take one of these instead of naming either themselves.
+ * terminal user. Code both share takes one of these instead of naming either itself.
  */
 export interface Wording {
   answer(id: string): string;
@@ -77,7 +77,7 @@ const CLI_REWRITES: ReadonlyArray<readonly [RegExp, string]> = [
 ];
 
 /**
- * Text from the engines the MCP tools share with the CLI (provider checks, key and profile
+ * Text from the code the MCP tools share with the CLI (provider checks, key and profile
  * errors), as a terminal user should read it: a tool the CLI has a command for becomes that
  * command, a setting made with a tool becomes the config.json field, and any other tool is named
  * as Claude Code's. For messages and reports only, never for a model's answer or a patch.

@@ -1,7 +1,7 @@
 /**
- * The provider spec: the one contract between the engines and the wire-format adapters.
- * Adapters import only this file and shared leaves; engines import only this file and
- * `create-client.ts`. Optional capabilities are signalled by the presence of a method.
+ * The provider spec: the one contract between the callers of a model (`calls/`) and the
+ * wire-format adapters (`providers/`). Callers reach an adapter only through
+ * `providers/create-client.ts`. Optional capabilities are signalled by the presence of a method.
  */
 import { UserError } from '../util/user-error.ts';
 

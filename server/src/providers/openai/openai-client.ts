@@ -20,7 +20,7 @@ export function createOpenAiClient(endpoint: Endpoint): ModelClient {
     ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
     ...endpoint.headers,
   });
-  // Without a shared memo from the engine, the client remembers for itself.
+  // Without a memo shared by its caller (calls/), the client remembers for itself.
   const learned = endpoint.learned ?? {};
   const call = async (
     request: GenerateRequest,
