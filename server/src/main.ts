@@ -19,6 +19,7 @@ async function main(): Promise<void> {
       learned: new Map(),
     },
     tools: TOOLS,
+    loadServices: () => import('./tools/services.ts'),
     version: VERSION,
     log,
   });
