@@ -27,7 +27,7 @@ export const agentsListTool = defineTool({
     const { agentRootsFor, confineWorkdir, listAgents } = services;
     // Confined like a task's workdir: the lookup reads agent files, so only the project's.
     const projectDir = confineWorkdir(realpathSync(context.projectDir), input.workdir ?? '.');
-    const roots = agentRootsFor(projectDir, context.env);
+    const roots = agentRootsFor(projectDir, context.env, context.pluginRoot);
     return describeAgents(listAgents(roots), roots);
   },
 });
