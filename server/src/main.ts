@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { resolveDataHome, resolveProjectDir } from './config/paths.ts';
+import { resolvePluginRoot } from './config/plugin-root.ts';
 import { createServer } from './server.ts';
 import { TOOLS } from './tools/registry.ts';
 import { VERSION } from './util/version.ts';
@@ -15,10 +16,12 @@ async function main(): Promise<void> {
       projectDir: resolveProjectDir(env, process.cwd()),
       dataHome: resolveDataHome(env),
       now: () => new Date(),
+      pluginRoot: resolvePluginRoot(env, import.meta.url),
       workerScript: fileURLToPath(new URL('./task-worker.mjs', import.meta.url)),
       learned: new Map(),
     },
     tools: TOOLS,
+    loadServices: () => import('./tools/services.ts'),
     version: VERSION,
     log,
   });

@@ -7,7 +7,13 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AppContext } from './profiles/app-context.ts';
-import type { ToolCall, ToolDefinition, UserAnswer, UserQuestion } from './tools/define-tool.ts';
+import type {
+  Services,
+  ToolCall,
+  ToolDefinition,
+  UserAnswer,
+  UserQuestion,
+} from './tools/define-tool.ts';
 import { describeFileSystemError } from './util/file-system-error.ts';
 import { UserError } from './util/user-error.ts';
 
@@ -21,6 +27,11 @@ const INSTRUCTIONS =
 export interface ServerDependencies {
   context: AppContext;
   tools: readonly ToolDefinition[];
+  /**
+   * Loads what the handlers run (`tools/services.ts`, imported dynamically by the entry); called
+   * once, at the first tool call, so `initialize` and `tools/list` stay light.
+   */
+  loadServices: () => Promise<Services>;
   version: string;
   /** Where unexpected errors are reported (stderr in production); never stdout. */
   log: (message: string) => void;
@@ -32,6 +43,7 @@ export function createServer(dependencies: ServerDependencies): McpServer {
     { name: SERVER_NAME, version: dependencies.version },
     { instructions: INSTRUCTIONS },
   );
+  const services = once(dependencies.loadServices);
   for (const tool of dependencies.tools) {
     server.registerTool(
       tool.name,
@@ -44,10 +56,25 @@ export function createServer(dependencies: ServerDependencies): McpServer {
         annotations: { title: tool.title, ...tool.annotations },
       },
       async (input: unknown, extra: ToolExtra) =>
-        runTool(tool, input, dependencies, { ...toolCall(extra), ...userQuestions(server, extra) }),
+        runTool(tool, input, dependencies, services, {
+          ...toolCall(extra),
+          ...userQuestions(server, extra),
+        }),
     );
   }
   return server;
+}
+
+/** `load`, run at the first call only; a failed load is tried again at the next. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
 }
 
 type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -108,10 +135,11 @@ async function runTool(
   tool: ToolDefinition,
   input: unknown,
   { context, log }: ServerDependencies,
+  services: () => Promise<Services>,
   call: ToolCall,
 ): Promise<CallToolResult> {
   try {
-    const text = await tool.handler(input as never, context, call);
+    const text = await tool.handler(input as never, { context, services: await services(), call });
     return { content: [{ type: 'text', text }] };
   } catch (error) {
     if (error instanceof UserError) return errorResult(error.message);

@@ -9,15 +9,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import matter from 'gray-matter';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  findAgent,
-  listAgents,
-  pluginRootFrom,
-  type AgentRoots,
-} from '../../server/src/agent/agents.ts';
+import { findAgent, listAgents, type AgentRoots } from '../../server/src/agent/agents.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
@@ -244,26 +238,6 @@ describe('listAgents', () => {
 
   it('returns nothing when no folder exists', () => {
     expect(listAgents(roots)).toEqual([]);
-  });
-});
-
-describe('pluginRootFrom', () => {
-  it('prefers $CLAUDE_PLUGIN_ROOT', () => {
-    expect(pluginRootFrom({ CLAUDE_PLUGIN_ROOT: roots.pluginRoot }, import.meta.url)).toBe(
-      roots.pluginRoot,
-    );
-  });
-
-  it('finds the folder holding .claude-plugin/plugin.json above the module', () => {
-    write(join(roots.pluginRoot, '.claude-plugin', 'plugin.json'), '{}');
-    const chunk = pathToFileURL(join(roots.pluginRoot, 'dist', 'chunks', 'agents-abc.mjs')).href;
-    expect(pluginRootFrom({}, chunk)).toBe(roots.pluginRoot);
-    expect(pluginRootFrom({}, import.meta.url)).toBe(REPO_ROOT);
-  });
-
-  it("falls back to the bundle folder's parent", () => {
-    const bundle = pathToFileURL(join(root, 'elsewhere', 'dist', 'server.mjs')).href;
-    expect(pluginRootFrom({ CLAUDE_PLUGIN_ROOT: ' ' }, bundle)).toBe(join(root, 'elsewhere'));
   });
 });
 

@@ -1,9 +1,9 @@
 import { homedir } from 'node:os';
 import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, dirname, join } from 'node:path';
 import matter from 'gray-matter';
 import type { Environment } from '../config/paths.ts';
+import { resolvePluginRoot } from '../config/plugin-root.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 
@@ -32,13 +32,17 @@ export interface AgentRoots {
   pluginRoot: string;
 }
 
-/** Where agents of `projectDir` are looked up: the project, the user's HOME, the plugin. */
-export function agentRootsFor(projectDir: string, env: Environment): AgentRoots {
-  return {
-    projectDir,
-    home: env.HOME?.trim() || homedir(),
-    pluginRoot: pluginRootFrom(env, import.meta.url),
-  };
+/**
+ * Where agents of `projectDir` are looked up: the project, the user's HOME, the plugin. The
+ * plugin root comes from the entry (`AppContext.pluginRoot`); without one it is worked out
+ * from this module's place.
+ */
+export function agentRootsFor(
+  projectDir: string,
+  env: Environment,
+  pluginRoot: string = resolvePluginRoot(env, import.meta.url),
+): AgentRoots {
+  return { projectDir, home: env.HOME?.trim() || homedir(), pluginRoot };
 }
 
 /** One entry of `listAgents`: the winning definition, the tiers it hides, or why it failed. */
@@ -112,21 +116,6 @@ export function listAgents(roots: AgentRoots): ListedAgent[] {
     }
   }
   return [...winners.values()];
-}
-
-/**
- * The plugin root: `$CLAUDE_PLUGIN_ROOT`, else the nearest folder above the calling module
- * that holds `.claude-plugin/plugin.json` (so code-split chunks work too), else the parent
- * of the module's folder (`<root>/dist/server.mjs` → `<root>`).
- */
-export function pluginRootFrom(env: Environment, moduleUrl: string): string {
-  const fromEnv = env.CLAUDE_PLUGIN_ROOT?.trim();
-  if (fromEnv) return resolve(fromEnv);
-  const moduleDir = dirname(fileURLToPath(moduleUrl));
-  for (let dir = moduleDir; dirname(dir) !== dir; dir = dirname(dir)) {
-    if (isFile(join(dir, '.claude-plugin', 'plugin.json'))) return dir;
-  }
-  return dirname(moduleDir);
 }
 
 export function assertAgentName(name: string): void {

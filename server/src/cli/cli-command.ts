@@ -5,6 +5,8 @@ export interface CliContext {
   env: Environment;
   dataHome: string;
   projectDir: string;
+  /** The plugin root (holds statusline/), worked out once by the CLI entry. */
+  pluginRoot: string;
   stdin: NodeJS.ReadStream;
   stdout: NodeJS.WritableStream;
   /** Prompts and messages; stdout is kept for results scripts read. */

@@ -3,6 +3,7 @@
  * subcommands, each a small module loaded only when it runs.
  */
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
+import { resolvePluginRoot } from '../config/plugin-root.ts';
 import { describeFileSystemError } from '../util/file-system-error.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 import { VERSION } from '../util/version.ts';
@@ -35,6 +36,7 @@ async function main(argv: string[]): Promise<number> {
     env: process.env,
     dataHome: resolveDataHome(process.env),
     projectDir: resolveProjectDir(process.env, process.cwd()),
+    pluginRoot: resolvePluginRoot(process.env, import.meta.url),
     stdin: process.stdin,
     stderr: process.stderr,
     stdout: process.stdout,

@@ -1,6 +1,4 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, realpathSync } from 'node:fs';
 import { freshStatusText } from '../store/render-status.ts';
 import {
   describeStatusLineSetup,
@@ -29,7 +27,7 @@ puts yours back; show prints the setting and what the line says for this project
     switch (action) {
       case 'install':
         context.stdout.write(
-          `${installStatusLine(context, { pluginRoot: pluginRoot(), platform: process.platform })}\n`,
+          `${installStatusLine(context, { pluginRoot: context.pluginRoot, platform: process.platform })}\n`,
         );
         return Promise.resolve(0);
       case 'uninstall':
@@ -64,13 +62,4 @@ function showStatusLine(context: CliContext): string {
     // No task has been written for this project yet.
   }
   return `${describeStatusLineSetup(context)}\nNow, for ${project}: ${line || '(nothing to show)'}`;
-}
-
-/** The plugin folder this CLI runs from (it holds statusline/), found upwards from this module. */
-function pluginRoot(): string {
-  const start = dirname(fileURLToPath(import.meta.url));
-  for (let dir = start; dirname(dir) !== dir; dir = dirname(dir)) {
-    if (existsSync(join(dir, '.claude-plugin', 'plugin.json'))) return dir;
-  }
-  return dirname(start);
 }

@@ -9,6 +9,11 @@ export interface AppContext {
   dataHome: string;
   now(): Date;
   discover?: Discover;
+  /**
+   * The plugin root (holds workers/ and statusline/), worked out once by the entry
+   * (`resolvePluginRoot`); absent, the agent lookup works it out itself.
+   */
+  pluginRoot?: string;
   /** The bundled task worker (dist/task-worker.mjs), spawned detached for each task. */
   workerScript?: string;
   /**

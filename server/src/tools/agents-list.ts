@@ -2,8 +2,8 @@ import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import { z } from 'zod';
 import type { AgentRoots, ListedAgent } from '../agent/agents.ts';
-import { loadServices } from './load-services.ts';
-import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES } from './annotations.ts';
+import { defineTool } from './define-tool.ts';
 
 const DESCRIPTION_LIMIT = 120;
 
@@ -23,11 +23,11 @@ export const agentsListTool = defineTool({
       .describe('Directory under the project whose agents to list (default: the project).'),
   },
   annotations: READS_LOCAL_FILES,
-  handler: async (input, context) => {
-    const { agentRootsFor, confineWorkdir, listAgents } = await loadServices();
+  handler: (input, { context, services }) => {
+    const { agentRootsFor, confineWorkdir, listAgents } = services;
     // Confined like a task's workdir: the lookup reads agent files, so only the project's.
     const projectDir = confineWorkdir(realpathSync(context.projectDir), input.workdir ?? '.');
-    const roots = agentRootsFor(projectDir, context.env);
+    const roots = agentRootsFor(projectDir, context.env, context.pluginRoot);
     return describeAgents(listAgents(roots), roots);
   },
 });

@@ -1,27 +1,14 @@
 import type { z } from 'zod';
 import type { AppContext } from '../profiles/app-context.ts';
+import type { ToolAnnotations } from './annotations.ts';
+import type * as ServicesModule from './services.ts';
 import { profileNameProblem } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 
-/** All four MCP annotations, required on every tool. */
-export interface ToolAnnotations {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
-
-/** A tool that only reads this machine's own files (task store, ledger, agent definitions). */
-export const READS_LOCAL_FILES: ToolAnnotations = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
-
 /**
- * A tool: name, zod input shape, annotations and a handler that returns the result text.
- * Handlers never touch the MCP SDK; they throw `UserError` for anything the caller can fix.
+ * A tool: name, zod input shape, annotations and a handler that returns the result text (or a
+ * promise of it). Handlers never touch the MCP SDK; they throw `UserError` for anything the
+ * caller can fix. The server hands them what they run with: the context, services and call.
  */
 export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: string;
@@ -32,7 +19,21 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   /** Pass arguments the schema does not name to the handler (to refuse them by name) instead of dropping them. */
   shouldSeeUnknownArguments?: boolean;
   annotations: ToolAnnotations;
-  handler(input: z.infer<z.ZodObject<Shape>>, context: AppContext, call: ToolCall): Promise<string>;
+  handler(input: z.infer<z.ZodObject<Shape>>, run: ToolRun): string | Promise<string>;
+}
+
+/**
+ * What the tool handlers run (task engine, agent lookup, provider clients, profile editing):
+ * `tools/services.ts`, which the server loads once, at the first tool call, so that
+ * `initialize` and `tools/list` never load it.
+ */
+export type Services = typeof ServicesModule;
+
+/** What a handler is called with besides its arguments. */
+export interface ToolRun {
+  context: AppContext;
+  services: Services;
+  call: ToolCall;
 }
 
 /** What a running tool call can do besides returning: notice cancellation, report progress. */
@@ -71,14 +72,14 @@ export function defineTool<Shape extends z.ZodRawShape>(
 ): ToolDefinition<Shape> {
   return {
     ...tool,
-    handler: (input, context, call) => {
+    handler: (input, run) => {
       const where = nulBytePath(input, '');
       if (where !== undefined) {
         throw new UserError(
           `${where || 'an argument'} contains a NUL byte (\\0), which no path, command or name may hold. Remove it and call ${tool.name} again.`,
         );
       }
-      return tool.handler(input, context, call);
+      return tool.handler(input, run);
     },
   };
 }

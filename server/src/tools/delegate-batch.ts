@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { errorMessage } from '../util/user-error.ts';
-import { loadServices } from './load-services.ts';
+import { RUNS_WORKERS } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 import { DELEGATE_FIELDS, toDelegateInput } from './delegate.ts';
 
@@ -30,20 +30,14 @@ export const delegateBatchTool = defineTool({
         'The jobs; each takes the delegate fields (task, files, profile, write_to, max_output_tokens).',
       ),
   },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
-  handler: async ({ jobs }, context, call) => {
-    const { runDelegation } = await loadServices();
+  annotations: RUNS_WORKERS,
+  handler: async ({ jobs }, { context, services, call }) => {
     let finished = 0;
     const inlineLimit = Math.max(1_500, Math.floor(BATCH_INLINE_BUDGET / jobs.length));
     const outcomes = await Promise.allSettled(
       jobs.map(async (job, index) => {
         try {
-          return await runDelegation(
+          return await services.runDelegation(
             { ...toDelegateInput(job), inlineLimit },
             context,
             call.signal,

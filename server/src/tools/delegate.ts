@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DelegateInput } from '../delegation/run-delegation.ts';
-import { loadServices } from './load-services.ts';
+import { RUNS_WORKERS } from './annotations.ts';
 import { checkProfileArgument, defineTool } from './define-tool.ts';
 import { withHeartbeat } from './heartbeat.ts';
 
@@ -47,15 +47,10 @@ export const delegateTool = defineTool({
     'reading big files (logs, dumps, generated code) to summarise, extract, search or draft. ' +
     'Long answers come back as a preview and a file path; pass write_to to choose the file.',
   inputSchema: DELEGATE_FIELDS,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
-  handler: (input, context, call) =>
+  annotations: RUNS_WORKERS,
+  handler: (input, { context, services, call }) =>
     withHeartbeat(call, 'waiting for the worker', async () =>
-      (await loadServices()).runDelegation(toDelegateInput(input), context, call.signal),
+      services.runDelegation(toDelegateInput(input), context, call.signal),
     ),
 });
 

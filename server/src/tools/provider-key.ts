@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 
 import { UserError } from '../util/user-error.ts';
+import { WRITES_LOCAL_FILES } from './annotations.ts';
 import { checkProfileArgument, defineTool } from './define-tool.ts';
 
 export const providerKeyTool = defineTool({
@@ -11,13 +12,8 @@ export const providerKeyTool = defineTool({
     "Asks the USER for a profile's API key in a form (copilot: a GitHub login), stores it bound to its host; the key never reaches you.",
   inputSchema: { profile: z.string().describe('Profile name.') },
   shouldSeeUnknownArguments: true,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
-  handler: async (input, context, call) => {
+  annotations: WRITES_LOCAL_FILES,
+  handler: async (input, { context, services, call }) => {
     const extra = Object.keys(input).filter((name) => name !== 'profile');
     if (extra.length) {
       throw new UserError(
@@ -25,13 +21,11 @@ export const providerKeyTool = defineTool({
       );
     }
     checkProfileArgument(input.profile, 'profile');
-    const { keyPromptText, keyTarget, noFormText, storeEnteredKey } =
-      await import('../profiles/enter-key.ts');
+    const { keyPromptText, keyTarget, noFormText, storeEnteredKey } = services;
     const { dataHome, projectDir, env } = context;
     const target = keyTarget(dataHome, projectDir, env, input.profile);
     if (target.profile.format === 'copilot') {
-      const { copilotKeyStep } = await import('../profiles/copilot/copilot-key.ts');
-      return copilotKeyStep(target.profile, env);
+      return services.copilotKeyStep(target.profile, env);
     }
     const cli = context.workerScript
       ? join(dirname(context.workerScript), '..', 'bin', 'delegate')

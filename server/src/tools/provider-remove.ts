@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { REMOVES_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 export const providerRemoveTool = defineTool({
@@ -7,14 +8,6 @@ export const providerRemoveTool = defineTool({
   title: 'Remove a profile',
   description: 'Removes a profile and its stored key from the user config.',
   inputSchema: { name: z.string().describe('Profile name.') },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  handler: async (input, context) => {
-    const { removeProfile } = await import('../profiles/manage-profiles.ts');
-    return removeProfile(context, input.name);
-  },
+  annotations: REMOVES_LOCAL_FILES,
+  handler: async (input, { context, services }) => services.removeProfile(context, input.name),
 });

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-import { toSnake } from '../profiles/profile-input.ts';
 import { PROFILE_FORMATS, profileSchema } from '../config/schema.ts';
+import { SETS_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 /**
  * The fields the schema shows, tersely (tools/list has a size budget). Every other profile
- * field is accepted too under its snake_case name (OTHER_FIELDS); profileSchema validates
+ * field is accepted too under its snake_case name (see the handler); profileSchema validates
  * all of them, with messages naming these fields.
  */
 const FIELDS = {
@@ -16,16 +16,6 @@ const FIELDS = {
   api_key_env: z.string().optional().describe('NAME of the key variable.'),
   use: z.string().optional().describe('What it is for.'),
 };
-
-/** The rest of the profile's fields, accepted by name without a schema entry of their own. */
-const OTHER_FIELDS = Object.keys(profileSchema.shape)
-  .map(toSnake)
-  .filter((name) => !(name in FIELDS));
-
-export const PROFILE_ARGUMENTS: ReadonlySet<string> = new Set([
-  ...Object.keys(FIELDS),
-  ...OTHER_FIELDS,
-]);
 
 export const providerSetTool = defineTool({
   name: 'provider_set',
@@ -39,16 +29,14 @@ export const providerSetTool = defineTool({
     default: z.boolean().optional().describe('Make default.'),
   },
   shouldSeeUnknownArguments: true,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  handler: async (input, context) => {
-    const { profilePatch } = await import('../profiles/profile-input.ts');
-    const { setProfile } = await import('../profiles/manage-profiles.ts');
-    const patch = profilePatch(input, PROFILE_ARGUMENTS);
-    return setProfile(context, input.name, patch, input.default === true);
+  annotations: SETS_LOCAL_FILES,
+  handler: async (input, { context, services }) => {
+    // The schema's fields plus every other profile field under its snake_case name.
+    const known = new Set([
+      ...Object.keys(FIELDS),
+      ...Object.keys(profileSchema.shape).map(services.toSnake),
+    ]);
+    const patch = services.profilePatch(input, known);
+    return services.setProfile(context, input.name, patch, input.default === true);
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
+import { READS_ENDPOINTS } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 export const providersTool = defineTool({
@@ -12,12 +12,7 @@ export const providersTool = defineTool({
   inputSchema: {
     check: z.boolean().optional().describe('Contact each endpoint.'),
   },
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: true,
-  },
-  handler: async (input, context) =>
-    (await loadServices()).describeProviders(context, input.check ?? false),
+  annotations: READS_ENDPOINTS,
+  handler: async (input, { context, services }) =>
+    services.describeProviders(context, input.check ?? false),
 });

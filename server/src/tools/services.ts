@@ -1,11 +1,15 @@
 /**
- * Everything the tool handlers run. Tools reach it only through `loadServices()`, so the server
- * answers `initialize` and `tools/list` without loading the engines (task engine, agent lookup,
- * provider clients, globbing), which come in at the first tool call. Never import this
- * module statically from the server's start-up path.
+ * Everything the tool handlers run. The server loads it once, at the first tool call, and hands
+ * it to each handler (`ToolRun.services`), so it answers `initialize` and `tools/list` without
+ * loading the engines (task engine, agent lookup, provider clients, profile editing, globbing).
+ * Tools import it for its type only; never import it statically from the server's start-up path.
  */
 export { agentRootsFor, listAgents } from '../agent/agents.ts';
 export { loadConfig } from '../profiles/load-config.ts';
+export { removeProfile, setProfile } from '../profiles/manage-profiles.ts';
+export { profilePatch, toSnake } from '../profiles/profile-input.ts';
+export { keyPromptText, keyTarget, noFormText, storeEnteredKey } from '../profiles/enter-key.ts';
+export { copilotKeyStep } from '../profiles/copilot/copilot-key.ts';
 export { runDelegation } from '../delegation/run-delegation.ts';
 export { usageReport } from '../calls/usage-report.ts';
 export { describeProviders } from '../calls/describe-providers.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { UserError } from '../util/user-error.ts';
-import { loadServices } from './load-services.ts';
+import { WRITES_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskAnswerTool = defineTool({
@@ -14,14 +14,9 @@ export const taskAnswerTool = defineTool({
     task_id: z.string().min(1).describe('The task.'),
     answer: z.string().min(1).describe('The answer, or the steering message.'),
   },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
-  handler: async (input, context) => {
-    const { appendEvent, getTask, isTerminal, jobDir, postMessage } = await loadServices();
+  annotations: WRITES_LOCAL_FILES,
+  handler: async (input, { context, services }) => {
+    const { appendEvent, getTask, isTerminal, jobDir, postMessage } = services;
     const job = await getTask(context.dataHome, input.task_id);
     if (isTerminal(job.state)) {
       throw new UserError(

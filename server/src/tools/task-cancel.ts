@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
+import { REMOVES_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskCancelTool = defineTool({
@@ -10,14 +10,7 @@ export const taskCancelTool = defineTool({
     'Cancels a task: kills the worker and every process it started, salvages its work to the task branch and ' +
     'patch, and marks it cancelled. Read what was salvaged with task_result.',
   inputSchema: { task_id: z.string().min(1).describe('The task.') },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  handler: async (input, context) => {
-    const { cancelTask } = await loadServices();
-    return cancelTask(context.dataHome, input.task_id);
-  },
+  annotations: REMOVES_LOCAL_FILES,
+  handler: async (input, { context, services }) =>
+    services.cancelTask(context.dataHome, input.task_id),
 });

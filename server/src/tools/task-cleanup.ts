@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
+import { REMOVES_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskCleanupTool = defineTool({
@@ -14,18 +14,11 @@ export const taskCleanupTool = defineTool({
     all_finished: z.boolean().optional().describe('Clean every ended task of this project.'),
     keep_branch: z.boolean().optional().describe('Keep the delegate/<id> branch.'),
   },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  handler: async (input, context) => {
-    const { cleanupTasks } = await loadServices();
-    return cleanupTasks(context.dataHome, context.projectDir, {
+  annotations: REMOVES_LOCAL_FILES,
+  handler: async (input, { context, services }) =>
+    services.cleanupTasks(context.dataHome, context.projectDir, {
       ...(input.task_id ? { taskId: input.task_id } : {}),
       allFinished: input.all_finished ?? false,
       keepBranch: input.keep_branch ?? false,
-    });
-  },
+    }),
 });

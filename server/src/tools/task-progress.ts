@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
-import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES } from './annotations.ts';
+import { defineTool } from './define-tool.ts';
 
 export const taskProgressTool = defineTool({
   name: 'task_progress',
@@ -21,8 +21,8 @@ export const taskProgressTool = defineTool({
       .describe('Recent events to show (default 15).'),
   },
   annotations: READS_LOCAL_FILES,
-  handler: async (input, context) => {
-    const { getTask, readEvents, sandboxLine, statusLine } = await loadServices();
+  handler: async (input, { context, services }) => {
+    const { getTask, readEvents, sandboxLine, statusLine } = services;
     const job = await getTask(context.dataHome, input.task_id);
     const now = Date.now();
     const seconds = (iso?: string) => (iso ? Math.round((now - Date.parse(iso)) / 1000) : 0);

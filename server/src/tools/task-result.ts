@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
+import { SETS_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 export const taskResultTool = defineTool({
@@ -16,15 +16,9 @@ export const taskResultTool = defineTool({
       .optional()
       .describe('Inline the patch even when large (default: only when small).'),
   },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  handler: async (input, context) => {
-    const { reviewTask } = await loadServices();
-    const review = await reviewTask(context.dataHome, input.task_id, {
+  annotations: SETS_LOCAL_FILES,
+  handler: async (input, { context, services }) => {
+    const review = await services.reviewTask(context.dataHome, input.task_id, {
       includePatch: input.include_patch ?? false,
     });
     return review.text;

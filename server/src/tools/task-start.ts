@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
+import { RUNS_WORKERS } from './annotations.ts';
 import { checkProfileArgument, defineTool } from './define-tool.ts';
 
 export const taskStartTool = defineTool({
@@ -72,16 +72,11 @@ export const taskStartTool = defineTool({
       .optional()
       .describe('Wait up to this long for the result.'),
   },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
-  handler: async (input, context, call) => {
+  annotations: RUNS_WORKERS,
+  handler: async (input, { context, services, call }) => {
     if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
     const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
-      await loadServices();
+      services;
     const job = await startTask(
       {
         task: input.task,

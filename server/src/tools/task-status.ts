@@ -1,8 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
-import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES } from './annotations.ts';
+import { defineTool } from './define-tool.ts';
 
 export const taskStatusTool = defineTool({
   name: 'task_status',
@@ -18,8 +18,6 @@ export const taskStatusTool = defineTool({
       .describe('Tasks to show (default: see above).'),
   },
   annotations: READS_LOCAL_FILES,
-  handler: async (input, context) => {
-    const { taskStatusText } = await loadServices();
-    return taskStatusText(context.dataHome, realpathSync(context.projectDir), input.task_ids);
-  },
+  handler: async (input, { context, services }) =>
+    services.taskStatusText(context.dataHome, realpathSync(context.projectDir), input.task_ids),
 });

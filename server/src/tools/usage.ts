@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { loadServices } from './load-services.ts';
-import { READS_LOCAL_FILES, defineTool } from './define-tool.ts';
+import { READS_LOCAL_FILES } from './annotations.ts';
+import { defineTool } from './define-tool.ts';
 
 export const usageTool = defineTool({
   name: 'usage',
@@ -16,8 +16,8 @@ export const usageTool = defineTool({
       .describe('Which totals to show: today (UTC), all time, or both (default).'),
   },
   annotations: READS_LOCAL_FILES,
-  handler: async (input, context) => {
-    const { loadConfig, usageReport } = await loadServices();
+  handler: (input, { context, services }) => {
+    const { loadConfig, usageReport } = services;
     const config = loadConfig(context.dataHome, context.projectDir, context.env);
     return usageReport(context.dataHome, config, input.period ?? 'both', context.now());
   },
