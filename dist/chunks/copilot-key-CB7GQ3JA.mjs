@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{copilotKeyStep,forgetLogin,loggedInText}from"./chunk-VOLBPX6Z.mjs";import"./chunk-N4H4LAPR.mjs";import"./chunk-ZKAKOPZ2.mjs";import"./chunk-75ILGIRV.mjs";import"./chunk-ZXCULHFN.mjs";import"./chunk-C5TAREKY.mjs";import"./chunk-ZBF6NME4.mjs";import"./chunk-6R3DVGTV.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{copilotKeyStep,forgetLogin,loggedInText};

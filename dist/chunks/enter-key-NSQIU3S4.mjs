@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{keyPromptText,keyTarget,noFormText,storeEnteredKey}from"./chunk-TKOYGX5F.mjs";import"./chunk-LG5AOQ6O.mjs";import"./chunk-75ILGIRV.mjs";import"./chunk-PSRZN7W3.mjs";import"./chunk-C5TAREKY.mjs";import"./chunk-ZBF6NME4.mjs";import"./chunk-FC4UF43J.mjs";import"./chunk-6R3DVGTV.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-A4WE44GE.mjs";import"./chunk-5J7RWOGQ.mjs";export{keyPromptText,keyTarget,noFormText,storeEnteredKey};
