@@ -2,17 +2,17 @@ import type { CliFormat } from '../../config/schema.ts';
 import { isCliFormat } from '../../config/schema.ts';
 import { builtinEngine } from './builtin.ts';
 import type { CliEngine } from './cli-engine.ts';
-import { cliTaskEngine, type CliTaskEngine } from './cli-task-engine.ts';
+import type { CliTaskEngine } from './cli-task-engine.ts';
 import { claudeTaskEngine } from './claude-cli.ts';
 import { codexTaskEngine } from './codex-cli.ts';
-import { geminiCliEngine } from './gemini-cli.ts';
+import { geminiTaskEngine } from './gemini-cli.ts';
 import type { TaskEngine } from './task-engine.ts';
 
 /** Every CLI engine, by its profile format. Adding one is one file and one line here. */
 const CLI_ENGINES: Record<CliFormat, CliTaskEngine> = {
   'claude-cli': claudeTaskEngine,
   'codex-cli': codexTaskEngine,
-  'gemini-cli': cliTaskEngine(geminiCliEngine),
+  'gemini-cli': geminiTaskEngine,
 };
 
 /** The CLI engine of a CLI profile format. */
