@@ -54,9 +54,17 @@ async function startCli(cli: CliEngine, input: EngineStart): Promise<EngineSessi
       'engine',
       `${cli.format}: ${binary}${place.sandbox ? ' (in the OS sandbox)' : ''}`,
     );
-    const run = { ...input, cli, profile, binary, redactor, place, tally: { step: 0, costRun: 0 } };
-    const runWith = (prompt: string) =>
-      runCliOnce({ ...run, ...(apiKey ? { apiKey } : {}) }, prompt);
+    const run = {
+      ...input,
+      cli,
+      profile,
+      binary,
+      redactor,
+      place,
+      ...(apiKey ? { apiKey } : {}),
+      tally: { step: 0, costRun: 0 },
+    };
+    const runWith = (prompt: string) => runCliOnce(run, prompt);
     return {
       ...(place.sandbox ? { sandbox: place.sandbox } : {}),
       turnsPerFixRound: 0,
