@@ -12,13 +12,14 @@ import {
 } from '../sandbox/index.ts';
 import { turnBudget } from '../agent/turn-budget.ts';
 import { workerEnv } from '../agent/worker-tools/index.ts';
-import { loadConfig } from '../profiles/load-config.ts';
+import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { resolveProfile } from '../profiles/resolve-profile.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
 import { UserError } from '../util/user-error.ts';
 import { isCliFormat, type SandboxMode } from '../config/schema.ts';
-import { cliEndpointHosts, cliEngineFor, findBinary } from './engines/index.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import { cliEndpointHosts, cliEngineFor, findBinary, type CliEngine } from './engines/index.ts';
 import {
   appendEvent,
   isTerminal,
@@ -75,6 +76,45 @@ export function startTask(input: StartTaskInput, context: AppContext): Promise<J
 
 async function startTaskNow(input: StartTaskInput, context: AppContext): Promise<JobFile> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const plan = await planTask(input, config, context);
+  const project = realpathSync(context.projectDir);
+  const workdir = confineWorkdir(project, input.workdir ?? '.');
+  const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
+  if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
+  const id = newTaskId();
+  const place =
+    isolation === 'worktree'
+      ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
+      : await inPlace(workdir);
+  // Only now: a refused start leaves no job folder behind.
+  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
+  const job = queuedJob(input, config, plan, { id, project, isolation, ...place }, context);
+  await writeJob(context.dataHome, job);
+  appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
+  const { sandbox } = plan;
+  appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
+  if (job.testCommand && !(await preflightPasses(job, job.testCommand, context))) {
+    return readJob(context.dataHome, id);
+  }
+  return spawnWorker(job, context);
+}
+
+/** What the task runs as: its profile, agent, reviewer, CLI engine, hosts and sandbox. */
+interface TaskPlan {
+  profile: ResolvedProfile;
+  agent: AgentDefinition | undefined;
+  reviewProfile: string | undefined;
+  cliEngine: CliEngine | undefined;
+  allowHosts: string[];
+  sandbox: SandboxDecision;
+}
+
+/** Checks the profile, agent and engine before anything is made. */
+async function planTask(
+  input: StartTaskInput,
+  config: LoadedConfig,
+  context: AppContext,
+): Promise<TaskPlan> {
   const agent = input.agent ? lookupAgent(input.agent, context) : undefined;
   const profile = await resolveProfile(
     config,
@@ -103,19 +143,21 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     context.env,
     cliEngine?.sandboxConflict?.(profile),
   );
-  const project = realpathSync(context.projectDir);
-  const workdir = confineWorkdir(project, input.workdir ?? '.');
-  const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
-  if (cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
-  const id = newTaskId();
-  const place =
-    isolation === 'worktree'
-      ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
-      : await inPlace(workdir);
-  // Only now: a refused start leaves no job folder behind.
-  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
+  return { profile, agent, reviewProfile, cliEngine, allowHosts, sandbox };
+}
+
+/** The task's job.json as it is queued. */
+function queuedJob(
+  input: StartTaskInput,
+  config: LoadedConfig,
+  plan: TaskPlan,
+  placed: Pick<JobFile, 'id' | 'project' | 'isolation'> & Awaited<ReturnType<typeof inPlace>>,
+  context: AppContext,
+): JobFile {
+  const { profile, agent, cliEngine, sandbox, allowHosts, reviewProfile } = plan;
+  const { id, project, ...where } = placed;
   const now = new Date().toISOString();
-  const job: JobFile = {
+  return {
     id,
     project,
     state: 'queued',
@@ -127,8 +169,7 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     ...(profile.discovered ? { discovered: profile.discovered } : {}),
     ...(cliEngine ? { engine: cliEngine.format } : {}),
     ...(agent ? { agent: { name: agent.name, tier: agent.tier, path: agent.path } } : {}),
-    isolation,
-    ...place,
+    ...where,
     sandboxed: sandbox.sandboxed,
     ...(sandbox.note ? { sandboxNote: sandbox.note } : {}),
     ...(allowHosts.length > 0 ? { allowHosts } : {}),
@@ -155,27 +196,28 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     costUsd: 0,
     filesTouched: [],
   };
-  await writeJob(context.dataHome, job);
-  appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
-  appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
-  if (job.testCommand) {
-    const preflight = await runTestCommand(
-      job.testCommand,
-      job.workdir,
-      workerEnv(context.env),
-      TASK_DEFAULTS.preflightS * 1000,
-      await sandboxForJob(job, context.dataHome, context.env),
-    );
-    await updateJob(context.dataHome, id, () => ({ preflight }));
-    if (isBrokenRunner(preflight)) {
-      await finishTask(context.dataHome, id, {
-        state: 'failed',
-        error: `preflight: the test command cannot run (exit ${preflight.exitCode}); fix test_command before spending tokens`,
-      });
-      return readJob(context.dataHome, id);
-    }
-  }
-  return spawnWorker(job, context);
+}
+
+/** The test command once before any token is spent; a runner that cannot run fails the task. */
+async function preflightPasses(
+  job: JobFile,
+  testCommand: string,
+  context: AppContext,
+): Promise<boolean> {
+  const preflight = await runTestCommand(
+    testCommand,
+    job.workdir,
+    workerEnv(context.env),
+    TASK_DEFAULTS.preflightS * 1000,
+    await sandboxForJob(job, context.dataHome, context.env),
+  );
+  await updateJob(context.dataHome, job.id, () => ({ preflight }));
+  if (!isBrokenRunner(preflight)) return true;
+  await finishTask(context.dataHome, job.id, {
+    state: 'failed',
+    error: `preflight: the test command cannot run (exit ${preflight.exitCode}); fix test_command before spending tokens`,
+  });
+  return false;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliEngine, CliEvent, CliFailureKind } from './cli-engine.ts';
+import { cliTaskEngine } from './cli-task-engine.ts';
 
 /** Tools the worker gets; edits only under its working directory (the worktree). */
 const ALLOWED_TOOLS = ['Read', 'Glob', 'Grep', 'LS', 'Bash', 'Edit(./**)', 'Write(./**)'];
@@ -191,3 +192,6 @@ function textOf(blocks: ContentBlock[]): string {
     .join('')
     .trim();
 }
+
+/** Claude Code as a task engine, on the shared task lifecycle. */
+export const claudeTaskEngine = cliTaskEngine(claudeCliEngine);

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliEngine, CliEvent, CliFailureKind } from './cli-engine.ts';
+import { cliTaskEngine } from './cli-task-engine.ts';
 
 /** The variable the per-task Codex config names for the profile's key (set for the child only). */
 const KEY_VARIABLE = 'DELEGATE_CODEX_API_KEY';
@@ -163,3 +164,6 @@ function failureKind(message: string): CliFailureKind {
   if (/\b429\b|rate.?limit|too many requests/i.test(message)) return 'throttle';
   return 'infra';
 }
+
+/** Codex as a task engine, on the shared task lifecycle. */
+export const codexTaskEngine = cliTaskEngine(codexCliEngine);

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliEngine, CliEvent, CliFailureKind } from './cli-engine.ts';
+import { cliTaskEngine } from './cli-task-engine.ts';
 
 /** The user's Gemini login files, linked into the task's home so the login stays shared. */
 const LOGIN_FILES = ['oauth_creds.json', 'google_accounts.json', 'settings.json'];
@@ -153,3 +154,6 @@ function failureKind(type: string, message: string): CliFailureKind {
   if (isThrottle) return 'throttle';
   return /quota/i.test(message) ? 'quota' : 'infra';
 }
+
+/** Gemini CLI as a task engine, on the shared task lifecycle. */
+export const geminiTaskEngine = cliTaskEngine(geminiCliEngine);

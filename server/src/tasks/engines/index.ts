@@ -1,5 +1,5 @@
 export type { CliEngine, CliFailureKind } from './cli-engine.ts';
 export { cliEndpointHosts } from './cli-sandbox.ts';
-export { cliEngineFor } from './registry.ts';
+export { cliEngineFor, taskEngineFor } from './registry.ts';
 export { findBinary } from './find-binary.ts';
-export { runCliTask, CliTaskError } from './run-cli-task.ts';
+export { TaskError, type TaskEngine } from './task-engine.ts';

@@ -1,0 +1,99 @@
+/** The builtin engine: the agent loop with the worker tools, in the task's directory. */
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { runAgentLoop } from '../../agent/agent-loop.ts';
+import { agentRootsFor, findAgent } from '../../agent/agents.ts';
+import { TURN_BUDGET } from '../../agent/turn-budget.ts';
+import {
+  FILE_AND_SHELL_TOOLS,
+  installGitGuard,
+  workerEnv,
+  type WorkerToolContext,
+} from '../../agent/worker-tools/index.ts';
+import { sandboxForJob } from '../../sandbox/index.ts';
+import { jobDir } from '../../store/job-store.ts';
+import { takeMessages } from '../../store/mailbox.ts';
+import { askSupervisor } from '../ask-supervisor.ts';
+import { TASK_ID_VARIABLE } from '../reconcile.ts';
+import { callForTask } from '../task-spending.ts';
+import { workerPrompt } from '../worker-prompt.ts';
+import type { AfterAnswer, EngineStart, TaskEngine } from './task-engine.ts';
+
+export const builtinEngine: TaskEngine = {
+  async start(input) {
+    const toolContext = await builtinToolContext(input);
+    return {
+      ...(toolContext.sandbox ? { sandbox: toolContext.sandbox } : {}),
+      turnsPerFixRound: turnsPerFixRound(input.job.maxTurns, input.job.fixRounds ?? 0),
+      reviewTools: toolContext,
+      run: (afterAnswer) => runBuiltin(input, toolContext, afterAnswer),
+    };
+  },
+};
+
+/** The worker tools' context: the task's directory, clean env with the git guard, its sandbox. */
+async function builtinToolContext(input: EngineStart): Promise<WorkerToolContext> {
+  const { job, context, recorder } = input;
+  const { dataHome } = context;
+  const directory = jobDir(dataHome, job.id);
+  const guard = installGitGuard(join(dataHome, 'bin-guard'));
+  mkdirSync(join(directory, 'tmp'), { recursive: true });
+  const sandbox = await sandboxForJob(job, dataHome, context.env, [guard]);
+  return {
+    root: realpathSync(job.workdir),
+    env: workerEnv(context.env, {
+      PATH: `${guard}:${context.env.PATH ?? ''}`,
+      TMPDIR: join(directory, 'tmp'),
+      [TASK_ID_VARIABLE]: job.id,
+    }),
+    signal: input.signal,
+    ...(sandbox ? { sandbox } : {}),
+    onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
+  };
+}
+
+async function runBuiltin(
+  input: EngineStart,
+  toolContext: WorkerToolContext,
+  afterAnswer: AfterAnswer | undefined,
+): Promise<string> {
+  const { job, context, recorder } = input;
+  const agent = job.agent
+    ? findAgent(job.agent.name, agentRootsFor(job.project, context.env))
+    : undefined;
+  const allowed = agent?.tools;
+  const directory = jobDir(context.dataHome, job.id);
+  const outcome = await runAgentLoop({
+    system: workerPrompt(job, agent?.body),
+    task: job.task,
+    tools: FILE_AND_SHELL_TOOLS.filter((tool) => !allowed || allowed.includes(tool.name)),
+    maxTurns: job.maxTurns,
+    maxOutputTokens: 8_192,
+    callModel: (request) => callForTask(input, request),
+    toolContext,
+    hooks: {
+      onStep: (step, activity) => {
+        recorder.event('step', `${step}: ${activity}`);
+        // The turn's start is recorded with the model call's result; only real activity is written now.
+        if (activity !== 'thinking') recorder.activity(activity, step);
+      },
+      askSupervisor: (question) => askSupervisor(job, recorder, question, input.signal),
+      takeSteering: () => takeMessages(directory, 'steer').map((message) => message.text),
+      onFilesWritten: (paths) => recorder.filesTouched(paths),
+      ...(afterAnswer ? { continueAfterAnswer: afterAnswer } : {}),
+    },
+  });
+  return outcome.stoppedBy === 'max_turns'
+    ? `${outcome.summary}\n\n(Stopped at the turn budget of ${outcome.turns}.)`
+    : outcome.summary;
+}
+
+/**
+ * Turns a fix round adds: half the task's budget (at least 10), but all rounds together never
+ * take the run past the hard cap; a round with none left works with what the run has left.
+ */
+function turnsPerFixRound(maxTurns: number, rounds: number): number {
+  if (rounds === 0) return 0;
+  const room = Math.max(0, Math.floor((TURN_BUDGET.cap - maxTurns) / rounds));
+  return Math.min(Math.max(10, Math.ceil(maxTurns / 2)), room);
+}

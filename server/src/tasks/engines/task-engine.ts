@@ -1,0 +1,52 @@
+import type { WorkerToolContext } from '../../agent/worker-tools/index.ts';
+import type { AppContext } from '../../profiles/app-context.ts';
+import type { SandboxPolicy } from '../../sandbox/index.ts';
+import type { JobFile } from '../../store/job-file.ts';
+import type { TaskRecorder } from '../task-recorder.ts';
+
+/** A task that ended badly, with the task state it ends in. */
+export class TaskError extends Error {
+  constructor(
+    message: string,
+    readonly taskState: 'failed' | 'timeout',
+  ) {
+    super(message);
+  }
+}
+
+export interface EngineStart {
+  job: JobFile;
+  context: AppContext;
+  signal: AbortSignal;
+  recorder: TaskRecorder;
+}
+
+/**
+ * After an answer, the task's tests run: undefined when the work is done, else the failure to
+ * feed back to the worker.
+ */
+export type AfterAnswer = () => Promise<{ message: string; extraTurns: number } | undefined>;
+
+/** One task's run on an engine, ready to work (its slots, sandbox and directories taken). */
+export interface EngineSession {
+  /** The task's OS sandbox, where its test runs go too. */
+  sandbox?: SandboxPolicy;
+  /** Turns a fix round adds on top of what is left (0 for an engine whose rounds are new runs). */
+  turnsPerFixRound: number;
+  /**
+   * Does the work to the final answer (the task's summary). An engine that keeps its
+   * conversation (no `retry`) gets `afterAnswer` and feeds the failures back itself.
+   */
+  run(afterAnswer?: AfterAnswer): Promise<string>;
+  /** A new run that starts from the previous attempt and a failing test run's `message`. */
+  retry?(message: string): Promise<string>;
+  /** What the reviewer pass reads through; absent: the engine's tasks are not reviewed. */
+  reviewTools?: WorkerToolContext;
+  /** Frees what the session holds (pool slots). */
+  close?(): Promise<void>;
+}
+
+/** What runs a task's work: the builtin agent loop or a vendor CLI. */
+export interface TaskEngine {
+  start(input: EngineStart): Promise<EngineSession>;
+}

@@ -1,0 +1,104 @@
+/**
+ * The one way a task spends: a slot of its profile's pool, a ledger line per billed call or CLI
+ * run (so `usage` and the daily budget see both), the task's own budget, and its cost in
+ * job.json through the task's recorder. The builtin loop's model calls go through `callModel`
+ * (which holds the slot and writes the ledger per call); a CLI run holds its slots for the whole
+ * run and gets one ledger line with the cost the CLI reported.
+ */
+import { randomUUID } from 'node:crypto';
+import { callModel } from '../calls/call-model.ts';
+import { appendLedger } from '../calls/ledger.ts';
+import { acquireSlot, type PoolSlot } from '../calls/pool.ts';
+import { slotsDir } from '../config/paths.ts';
+import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import type { AppContext } from '../profiles/app-context.ts';
+import { isTerminal, readJob } from '../store/job-store.ts';
+import type { JobFile } from '../store/job-file.ts';
+import { errorMessage } from '../util/user-error.ts';
+import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
+import { TaskError } from './engines/task-engine.ts';
+import type { TaskRecorder } from './task-recorder.ts';
+
+/** One model call of the task (pools, budget, ledger), stopping when the task ended. */
+export async function callForTask(
+  task: { context: AppContext; signal: AbortSignal; recorder: TaskRecorder },
+  request: GenerateRequest,
+  profile?: string,
+): Promise<GenerateResult> {
+  const { context, recorder } = task;
+  const id = recorder.id;
+  const job = readJob(context.dataHome, id);
+  if (isTerminal(job.state)) throw new Error(`the task is already ${job.state}`);
+  const served = await callModel(
+    {
+      profile: profile ?? job.profile,
+      request,
+      bytesSent: 0,
+      taskId: id,
+      signal: task.signal,
+      ...(job.budgetUsd !== undefined
+        ? { taskBudget: { capUsd: job.budgetUsd, spentUsd: job.costUsd } }
+        : {}),
+      // Each billed attempt counts as it is billed: a call that ends in an error cost too.
+      onSpend: (usd) => recorder.addCost(usd),
+    },
+    context,
+  );
+  const { modelAnswered, usage } = served.result;
+  await recorder.modelAnswered(modelAnswered);
+  recorder.event('model', `${modelAnswered} ${usage.inputTokens}/${usage.outputTokens} tokens`);
+  return served.result;
+}
+
+/** A slot of `poolKey` held for a whole CLI run; the task times out when none comes free. */
+export async function takeTaskSlot(
+  dataHome: string,
+  poolKey: string,
+  size: number,
+  job: JobFile,
+  signal: AbortSignal,
+): Promise<PoolSlot> {
+  const slot = await acquireSlot(slotsDir(dataHome), poolKey, size, {
+    waitMs: job.timeoutS * 1000,
+    signal,
+    label: job.id,
+  });
+  if (!slot) throw new TaskError(`no ${poolKey} slot came free in time`, 'timeout');
+  return slot;
+}
+
+/**
+ * One ledger line per CLI run, with the cost the CLI reported (tokens are not reported by
+ * every CLI): `usage` and the daily budget see CLI work beside API calls.
+ */
+export async function recordCliRun(
+  dataHome: string,
+  run: {
+    job: JobFile;
+    profile: ResolvedProfile;
+    started: number;
+    costUsd: number;
+    error?: unknown;
+  },
+): Promise<void> {
+  await appendLedger(dataHome, {
+    ts: new Date().toISOString(),
+    callId: randomUUID(),
+    profile: run.profile.name,
+    format: run.profile.format,
+    modelAsked: run.profile.model,
+    modelAnswered: '',
+    inputTokens: 0,
+    outputTokens: 0,
+    cachedInputTokens: 0,
+    reasoningTokens: 0,
+    costUsd: run.costUsd,
+    latencyMs: Date.now() - run.started,
+    outcome: run.error === undefined ? 'ok' : 'error',
+    attempts: 1,
+    taskId: run.job.id,
+    bytesSent: 0,
+    supervisorTokensAvoided: 0,
+    ...(run.error !== undefined ? { error: errorMessage(run.error) } : {}),
+  }).catch(() => undefined);
+}

@@ -1,0 +1,62 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readLedger } from '../../server/src/calls/ledger.ts';
+import { readJob } from '../../server/src/store/job-store.ts';
+import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
+import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { endTaskTest } from '../helpers/processes.ts';
+import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
+
+let world: CliWorld;
+let server: ServerHandle | undefined;
+beforeEach(() => {
+  world = createCliWorld();
+  world.writeConfig({
+    sandbox: 'off',
+    profiles: { cc: { format: 'claude-cli', model: 'sonnet' } },
+  });
+});
+afterEach(async () => {
+  await endTaskTest(world, server);
+  server = undefined;
+});
+
+// A stand-in `claude`: its first run leaves add() wrong (a * b), the next one fixes it. Each
+// run reports the file it wrote and its own cost, the way Claude Code's stream-json does.
+const TWO_ATTEMPTS = [
+  '#!/bin/sh',
+  'if grep -q "a \\* b" src/add.js; then',
+  "  echo 'exports.add = (a, b) => a + b;' > src/add.js; cost=0.5; said=fixed",
+  'else',
+  "  echo 'exports.add = (a, b) => a * b;' > src/add.js; cost=0.25; said=tried",
+  'fi',
+  'printf \'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Write","input":{"file_path":"%s/src/add.js"}}]}}\\n\' "$PWD"',
+  'printf \'{"type":"result","result":"%s","total_cost_usd":%s}\\n\' "$said" "$cost"',
+  '',
+].join('\n');
+
+describe('a CLI task on the shared task lifecycle', () => {
+  it('records steps, files and the cost of every run; a failing test run goes to a new run', async () => {
+    world.writeBinary('claude', TWO_ATTEMPTS);
+    server = await startServer(world.env);
+    const started = await server.callText('task_start', {
+      task: 'Fix add',
+      test_command: 'node test.js',
+    });
+    const id = taskIdOf(started.text);
+    await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
+    const job = readJob(world.dataHome, id);
+    expect(job.state, job.error).toBe('done');
+    expect(job.summary).toBe('fixed');
+    expect(job.verification?.exitCode).toBe(0);
+    expect(job.failedAttempts).toHaveLength(1);
+    expect(job.filesTouched).toEqual(['src/add.js']);
+    expect(job.step).toBe(2);
+    expect(job.costUsd).toBeCloseTo(0.75);
+    expect(job.childPgids ?? []).toEqual([]);
+    const runs = readLedger(world.dataHome).filter((line) => line.taskId === id);
+    expect(runs.map((line) => [line.profile, line.outcome, line.costUsd])).toEqual([
+      ['cc', 'ok', 0.25],
+      ['cc', 'ok', 0.5],
+    ]);
+  });
+});
