@@ -1,13 +1,15 @@
 import type { AppContext } from '../../server/src/profiles/app-context.ts';
+import { REPO_ROOT } from './mcp-server.ts';
 import type { TempEnv } from './temp-env.ts';
 
-/** An engine context for in-process tests: the temp world's data home and project, no discovery. */
+/** An app context for in-process tests (this checkout is the plugin root): the temp world's data home and project, no discovery. */
 export function appContext(world: TempEnv, env: Record<string, string> = {}): AppContext {
   return {
     env: { ...world.env, ...env },
     projectDir: world.project,
     dataHome: world.dataHome,
     now: () => new Date(),
+    pluginRoot: REPO_ROOT,
     discover: () => Promise.resolve(undefined),
   };
 }

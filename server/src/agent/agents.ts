@@ -3,7 +3,6 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import matter from 'gray-matter';
 import type { Environment } from '../config/paths.ts';
-import { resolvePluginRoot } from '../config/plugin-root.ts';
 import { readRegularFileSync } from '../util/regular-file.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 
@@ -33,14 +32,13 @@ export interface AgentRoots {
 }
 
 /**
- * Where agents of `projectDir` are looked up: the project, the user's HOME, the plugin. The
- * plugin root comes from the entry (`AppContext.pluginRoot`); without one it is worked out
- * from this module's place.
+ * Where agents of `projectDir` are looked up: the project, the user's HOME, the plugin (its
+ * root comes from the entry: `AppContext.pluginRoot`).
  */
 export function agentRootsFor(
   projectDir: string,
   env: Environment,
-  pluginRoot: string = resolvePluginRoot(env, import.meta.url),
+  pluginRoot: string,
 ): AgentRoots {
   return { projectDir, home: env.HOME?.trim() || homedir(), pluginRoot };
 }

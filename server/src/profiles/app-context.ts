@@ -11,9 +11,9 @@ export interface AppContext {
   discover?: Discover;
   /**
    * The plugin root (holds workers/ and statusline/), worked out once by the entry
-   * (`resolvePluginRoot`); absent, the agent lookup works it out itself.
+   * (`resolvePluginRoot`).
    */
-  pluginRoot?: string;
+  pluginRoot: string;
   /** The bundled task worker (dist/task-worker.mjs), spawned detached for each task. */
   workerScript?: string;
   /**

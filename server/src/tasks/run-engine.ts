@@ -101,7 +101,7 @@ async function reviewPass(
     job,
     profile: reviewProfile,
     maxTurns: REVIEW_MAX_TURNS,
-    agent: findAgent('reviewer', agentRootsFor(job.project, context.env)),
+    agent: findAgent('reviewer', agentRootsFor(job.project, context.env, context.pluginRoot)),
     diff: job.git ? await workingDiff(job.git, job.baseCommit) : undefined,
     verification,
     toolContext: session.reviewTools,

@@ -126,7 +126,8 @@ async function planTask(
     ? pickReviewProfile(
         config,
         profile,
-        findAgent('reviewer', agentRootsFor(context.projectDir, context.env))?.profile,
+        findAgent('reviewer', agentRootsFor(context.projectDir, context.env, context.pluginRoot))
+          ?.profile,
       )
     : undefined;
   // A CLI engine must be installed before any worktree is made.
@@ -259,7 +260,7 @@ function taskBudget(asked: number | undefined, configured: number | undefined) {
 
 /** The task's directory must exist and lie under the project (symlinks resolved). */
 function lookupAgent(name: string, context: AppContext): AgentDefinition {
-  const agent = findAgent(name, agentRootsFor(context.projectDir, context.env));
+  const agent = findAgent(name, agentRootsFor(context.projectDir, context.env, context.pluginRoot));
   if (!agent)
     throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
   return agent;

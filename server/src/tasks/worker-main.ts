@@ -13,6 +13,7 @@ import { errorMessage } from '../util/user-error.ts';
 import { TaskError } from './engines/index.ts';
 import { finishTask } from './finish-task.ts';
 import { runEngine } from './run-engine.ts';
+import { resolvePluginRoot } from '../config/plugin-root.ts';
 
 async function main(id: string): Promise<void> {
   const env = process.env;
@@ -24,6 +25,7 @@ async function main(id: string): Promise<void> {
     projectDir: queued.project,
     dataHome,
     now: () => new Date(),
+    pluginRoot: resolvePluginRoot(env, import.meta.url),
     learned: new Map(),
     // The server process's pick, not a new probe that could find another server or model.
     ...(snapshot ? { discover: () => Promise.resolve(serverFromSnapshot(snapshot)) } : {}),

@@ -59,7 +59,7 @@ async function runBuiltin(
 ): Promise<string> {
   const { job, context, recorder } = input;
   const agent = job.agent
-    ? findAgent(job.agent.name, agentRootsFor(job.project, context.env))
+    ? findAgent(job.agent.name, agentRootsFor(job.project, context.env, context.pluginRoot))
     : undefined;
   const allowed = agent?.tools;
   const directory = jobDir(context.dataHome, job.id);
