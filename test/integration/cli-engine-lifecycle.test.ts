@@ -2,12 +2,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import { readJob } from '../../server/src/store/job-store.ts';
 import { createCliWorld, type CliWorld } from '../helpers/cli-engine-world.ts';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { endTaskTest } from '../helpers/processes.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
 let world: CliWorld;
 let server: ServerHandle | undefined;
+let fake: FakeProvider | undefined;
 beforeEach(() => {
   world = createCliWorld();
   world.writeConfig({
@@ -18,6 +20,8 @@ beforeEach(() => {
 afterEach(async () => {
   await endTaskTest(world, server);
   server = undefined;
+  await fake?.close();
+  fake = undefined;
 });
 
 // A stand-in `claude`: its first run leaves add() wrong (a * b), the next one fixes it. Each
@@ -58,5 +62,60 @@ describe('a CLI task on the shared task lifecycle', () => {
       ['cc', 'ok', 0.25],
       ['cc', 'ok', 0.5],
     ]);
+  });
+
+  it('is reviewed like a builtin task: a reviewer on an API profile grades its diff against the definition of done', async () => {
+    world.writeBinary('claude', TWO_ATTEMPTS);
+    fake = await startFakeProvider({
+      respond: [{ text: 'VERDICT: pass\n- add() adds: met (src/add.js:1)' }],
+    });
+    world.writeConfig({
+      sandbox: 'off',
+      defaultProfile: 'cc',
+      profiles: {
+        cc: { format: 'claude-cli', model: 'sonnet' },
+        api: {
+          format: 'openai',
+          baseUrl: fake.openaiBaseUrl,
+          model: 'reviewer-model',
+          local: true,
+        },
+      },
+    });
+    server = await startServer(world.env);
+    const started = await server.callText('task_start', {
+      task: 'Fix add',
+      test_command: 'node test.js',
+      definition_of_done: 'add() returns the sum of its arguments',
+    });
+    const id = taskIdOf(started.text);
+    await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
+    const result = await server.callText('task_result', { task_id: id });
+    expect(result.text).toContain(
+      'review (api, reviewer-model) against the definition of done — pass',
+    );
+    expect(fake.requests).toHaveLength(1);
+    const sent = JSON.stringify(fake.requests[0]?.body);
+    expect(sent).toContain('add() returns the sum of its arguments');
+    expect(sent).toContain('a + b');
+    expect(sent).toContain('node test.js');
+    expect(sent).not.toMatch(/"name":"(write_file|edit_file|run_bash)"/);
+    expect(readJob(world.dataHome, id).review?.verdict).toBe('pass');
+  });
+
+  it('says it was not reviewed when no profile calls a model API', async () => {
+    world.writeBinary('claude', TWO_ATTEMPTS);
+    server = await startServer(world.env);
+    const started = await server.callText('task_start', {
+      task: 'Fix add',
+      test_command: 'node test.js',
+      definition_of_done: 'add() returns the sum',
+    });
+    const id = taskIdOf(started.text);
+    await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
+    const result = await server.callText('task_result', { task_id: id });
+    expect(result.text).toContain(
+      'no review: every profile that could review this task is a CLI engine',
+    );
   });
 });

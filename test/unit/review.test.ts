@@ -56,6 +56,19 @@ describe('pickReviewProfile', () => {
     expect(pickReviewProfile(config([cloud]), cloud, undefined)).toBe('cloud');
   });
 
+  it('never reviews on a CLI engine, which calls no model API: another profile, or none', () => {
+    const cli: ResolvedProfile = { ...profile('cc', false), format: 'claude-cli' };
+    const cli2: ResolvedProfile = { ...profile('codex', false), format: 'codex-cli' };
+    expect(
+      pickReviewProfile(config([cli, cli2, cloud], { defaultProfile: 'codex' }), cli, 'cc'),
+    ).toBe('cloud');
+    expect(pickReviewProfile(config([cli, cli2]), cli, undefined)).toBeUndefined();
+    const named = config([cli, cli2, cloud], { tasks: { reviewProfile: 'codex' } });
+    expect(() => pickReviewProfile(named, cloud, undefined)).toThrow(
+      /tasks.reviewProfile "codex" is a CLI engine, and the reviewer calls a model API/,
+    );
+  });
+
   it('never sends a local task’s diff to a cloud profile on its own', () => {
     const mixed = config([local, cloud, local2], { defaultProfile: 'cloud' });
     expect(pickReviewProfile(mixed, local, 'cloud')).toBe('local2');

@@ -7,6 +7,7 @@
 import { runAgentLoop } from '../agent/agent-loop.ts';
 import type { AgentDefinition } from '../agent/agents.ts';
 import { FILE_AND_SHELL_TOOLS, type WorkerToolContext } from '../agent/worker-tools/index.ts';
+import { isCliFormat } from '../config/schema.ts';
 import type { LoadedConfig } from '../profiles/load-config.ts';
 import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
@@ -30,13 +31,14 @@ const DEFAULT_REVIEWER_ROLE =
  * profile hint; else a profile other than the worker's (the default one first, then in
  * config order), so a second model checks the first; else the worker's own. A task on a
  * local profile is only ever reviewed on a local profile unless the user named one: its code
- * may be private.
+ * may be private. The reviewer calls a model API, so a CLI engine's profile never reviews:
+ * undefined when no other profile may.
  */
 export function pickReviewProfile(
   config: LoadedConfig,
   worker: ResolvedProfile,
   agentHint: string | undefined,
-): string {
+): string | undefined {
   const configured = config.tasks.reviewProfile;
   if (configured !== undefined) {
     if (!config.profiles.has(configured)) {
@@ -45,17 +47,25 @@ export function pickReviewProfile(
           'Set it to one of them or remove it.',
       );
     }
+    if (isCliFormat(config.profiles.get(configured)?.format ?? '')) {
+      throw new UserError(
+        `tasks.reviewProfile "${configured}" is a CLI engine, and the reviewer calls a model API. ` +
+          'Set it to a profile with format openai, anthropic or copilot.',
+      );
+    }
     return configured;
   }
   const allowed = (profile: ResolvedProfile | undefined): profile is ResolvedProfile =>
-    profile !== undefined && (!worker.local || profile.local === true);
+    profile !== undefined &&
+    !isCliFormat(profile.format) &&
+    (!worker.local || profile.local === true);
   const hinted = agentHint === undefined ? undefined : config.profiles.get(agentHint);
   if (allowed(hinted)) return hinted.name;
   const others = [
     config.defaultProfile === undefined ? undefined : config.profiles.get(config.defaultProfile),
     ...config.profiles.values(),
   ].filter((profile) => allowed(profile) && profile.name !== worker.name);
-  return others[0]?.name ?? worker.name;
+  return others[0]?.name ?? (allowed(worker) ? worker.name : undefined);
 }
 
 export interface ReviewOptions {

@@ -75,7 +75,9 @@ export function resultText(
       : '',
     result.review
       ? `review (${result.review.profile}${result.review.modelAnswered ? `, ${result.review.modelAnswered}` : ''}) against the definition of done — ${result.review.verdict}:\n${indent(result.review.notes)}`
-      : '',
+      : job.definitionOfDone && !job.reviewProfile
+        ? 'no review: every profile that could review this task is a CLI engine, and the reviewer calls a model API (add an openai, anthropic or copilot profile)'
+        : '',
     result.error ? `error: ${result.error}` : '',
     `summary:\n${indent(result.summary || '(none)')}`,
     result.filesChanged.length

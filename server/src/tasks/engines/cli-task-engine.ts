@@ -2,8 +2,9 @@
  * A vendor CLI as a task engine: waits for its turn (caps, cooldown, stagger), runs the CLI in
  * the task's directory with its events mapped to progress; each fix round is a new run.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { workerEnv, type WorkerToolContext } from '../../agent/worker-tools/index.ts';
 import { poolKeyOf, poolSizeOf } from '../../calls/pool-key.ts';
 import type { PoolSlot } from '../../calls/pool.ts';
 import { isCliFormat } from '../../config/schema.ts';
@@ -16,6 +17,7 @@ import { sandboxForJob, type SandboxPolicy } from '../../sandbox/index.ts';
 import { jobDir } from '../../store/job-store.ts';
 import type { JobFile } from '../../store/job-file.ts';
 import { secretRedactor } from '../../util/secret-redactor.ts';
+import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { takeTaskSlot } from '../task-spending.ts';
 import type { CliEngine } from './cli-engine.ts';
 import { runCliOnce, type CliRunPlace } from './cli-run.ts';
@@ -68,6 +70,7 @@ async function startCli(cli: CliEngine, input: EngineStart): Promise<EngineSessi
     return {
       ...(place.sandbox ? { sandbox: place.sandbox } : {}),
       turnsPerFixRound: 0,
+      reviewTools: reviewToolContext(input, place),
       run: () => runWith(cliPrompt(job)),
       retry: (message) =>
         runWith(`${cliPrompt(job)}\n\nYour previous attempt is in this directory.\n${message}`),
@@ -122,6 +125,23 @@ async function prepareRun(
     paths.writable,
   );
   return { directory, stateDir, ...(sandbox ? { sandbox } : {}) };
+}
+
+/** What the reviewer reads the CLI's work through: the task's directory, in its sandbox. */
+function reviewToolContext(
+  { job, context, signal, recorder }: EngineStart,
+  place: CliRunPlace,
+): WorkerToolContext {
+  return {
+    root: realpathSync(job.workdir),
+    env: workerEnv(context.env, {
+      TMPDIR: join(place.directory, 'tmp'),
+      [TASK_ID_VARIABLE]: job.id,
+    }),
+    signal,
+    ...(place.sandbox ? { sandbox: place.sandbox } : {}),
+    onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
+  };
 }
 
 async function releaseAll(slots: PoolSlot[]): Promise<void> {
