@@ -75,6 +75,27 @@ describe('provider_set', () => {
     expect(fake.requests[0]?.headers['x-litellm-tags']).toBe('team-a');
   });
 
+  it('adds a CLI engine profile, which needs no base_url (the CLI keeps its own login)', async () => {
+    world.writeConfig({ profiles: {} });
+    server = await startServer(world.env);
+    const saved = await server.callText('provider_set', {
+      name: 'cc',
+      format: 'claude-cli',
+      model: 'sonnet',
+      use: 'long refactors',
+    });
+    expect(saved.isError, saved.text).toBe(false);
+    expect(saved.text).toContain(
+      `Added profile "cc" in ${join(world.dataHome, 'config.json')}: claude-cli · model sonnet · the CLI's own login and endpoint.`,
+    );
+    expect(config()).toEqual({
+      profiles: { cc: { format: 'claude-cli', model: 'sonnet', use: 'long refactors' } },
+    });
+    const providers = await server.callText('providers', {});
+    expect(providers.text).toContain('cc');
+    expect(providers.text).toContain('claude-cli');
+  });
+
   it('updates only the fields given', async () => {
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', pool: 3 } },
@@ -101,7 +122,7 @@ describe('provider_set', () => {
     [
       'format',
       { format: 'grpc', base_url: CLOSED_URL, model: 'm' },
-      /Invalid arguments for tool provider_set: Invalid option: expected one of "openai"\|"anthropic"\|"copilot" at format/,
+      /Invalid arguments for tool provider_set: Invalid option: expected one of "openai"\|"anthropic"\|"copilot"\|"claude-cli"\|"codex-cli"\|"gemini-cli" at format/,
     ],
     [
       'pool',

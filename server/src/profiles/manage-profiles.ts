@@ -45,12 +45,14 @@ export async function setProfile(
         `Profile "${name}" was not saved:\n${formatProfileIssues(parsed.error.issues, merged)}\nFix these fields and call again.`,
       );
     }
-    refuseUnsafeUrl(parsed.data.baseUrl);
+    // A CLI engine without base_url uses the CLI's own login and endpoint.
+    const { baseUrl } = parsed.data;
+    if (baseUrl) refuseUnsafeUrl(baseUrl);
     const next: Json = { ...json, profiles: { ...profiles, [name]: merged } };
     if (makeDefault) next.defaultProfile = name;
     const config = validated(context, next);
     writeFileAtomicSync(file, `${JSON.stringify(next, null, 2)}\n`);
-    const dropped = dropKeyForOtherHost(context.dataHome, name, parsed.data.baseUrl);
+    const dropped = baseUrl ? dropKeyForOtherHost(context.dataHome, name, baseUrl) : undefined;
     return Promise.resolve(savedText(context, config, name, { isNew: !existing, dropped }));
   });
 }
@@ -175,7 +177,7 @@ function savedText(
   const profile = config.profiles.get(name);
   if (!profile) return `Saved profile "${name}".`;
   const lines = [
-    `${isNew ? 'Added' : 'Updated'} profile "${name}" in ${config.configFile}: ${profile.format} · model ${profile.model} · ${profile.baseUrl}. Takes effect at the next call.`,
+    `${isNew ? 'Added' : 'Updated'} profile "${name}" in ${config.configFile}: ${profile.format} · model ${profile.model} · ${profile.baseUrl || "the CLI's own login and endpoint"}. Takes effect at the next call.`,
   ];
   if (profile.source === 'project') {
     lines.push(`Note: ${profile.origin} also defines "${name}" and wins in this project.`);

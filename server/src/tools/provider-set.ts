@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { PROFILE_FORMATS, profileSchema } from '../config/schema.ts';
+import { CLI_FORMATS, PROFILE_FORMATS, profileSchema } from '../config/schema.ts';
 import { SETS_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
@@ -10,7 +10,10 @@ import { defineTool } from './define-tool.ts';
  * all of them, with messages naming these fields.
  */
 const FIELDS = {
-  format: z.enum(PROFILE_FORMATS).optional().describe('Wire format.'),
+  format: z
+    .enum([...PROFILE_FORMATS, ...CLI_FORMATS])
+    .optional()
+    .describe('Format.'),
   base_url: z.string().optional().describe('openai: …/v1; anthropic: host root.'),
   model: z.string().optional().describe('Model id.'),
   api_key_env: z.string().optional().describe('NAME of the key variable.'),
@@ -21,8 +24,8 @@ export const providerSetTool = defineTool({
   name: 'provider_set',
   title: 'Save a profile',
   description:
-    'Adds or updates a profile in the user config (effective next call); new ones need format, base_url, ' +
-    'model. Any other profile field works too, in snake_case. No keys (see provider_key).',
+    'Adds or updates a profile in the user config (effective next call); new ones need format, model, ' +
+    'base_url (but a CLI). Any other profile field works too, in snake_case. No keys (see provider_key).',
   inputSchema: {
     name: z.string().describe('Profile name.'),
     ...FIELDS,
