@@ -38,16 +38,24 @@ const TWO_ATTEMPTS = [
   '',
 ].join('\n');
 
+/** Starts a task with the stand-in CLI and waits for its end: its id and task_result's text. */
+async function runCliTask(input: Record<string, unknown>): Promise<{ id: string; result: string }> {
+  world.writeBinary('claude', TWO_ATTEMPTS);
+  server = await startServer(world.env);
+  const started = await server.callText('task_start', {
+    task: 'Fix add',
+    test_command: 'node test.js',
+    ...input,
+  });
+  const id = taskIdOf(started.text);
+  await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
+  const { text } = await server.callText('task_result', { task_id: id });
+  return { id, result: text };
+}
+
 describe('a CLI task on the shared task lifecycle', () => {
   it('records steps, files and the cost of every run; a failing test run goes to a new run', async () => {
-    world.writeBinary('claude', TWO_ATTEMPTS);
-    server = await startServer(world.env);
-    const started = await server.callText('task_start', {
-      task: 'Fix add',
-      test_command: 'node test.js',
-    });
-    const id = taskIdOf(started.text);
-    await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
+    const { id } = await runCliTask({});
     const job = readJob(world.dataHome, id);
     expect(job.state, job.error).toBe('done');
     expect(job.summary).toBe('fixed');
@@ -65,7 +73,6 @@ describe('a CLI task on the shared task lifecycle', () => {
   });
 
   it('is reviewed like a builtin task: a reviewer on an API profile grades its diff against the definition of done', async () => {
-    world.writeBinary('claude', TWO_ATTEMPTS);
     fake = await startFakeProvider({
       respond: [{ text: 'VERDICT: pass\n- add() adds: met (src/add.js:1)' }],
     });
@@ -82,18 +89,10 @@ describe('a CLI task on the shared task lifecycle', () => {
         },
       },
     });
-    server = await startServer(world.env);
-    const started = await server.callText('task_start', {
-      task: 'Fix add',
-      test_command: 'node test.js',
+    const { id, result } = await runCliTask({
       definition_of_done: 'add() returns the sum of its arguments',
     });
-    const id = taskIdOf(started.text);
-    await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
-    const result = await server.callText('task_result', { task_id: id });
-    expect(result.text).toContain(
-      'review (api, reviewer-model) against the definition of done — pass',
-    );
+    expect(result).toContain('review (api, reviewer-model) against the definition of done — pass');
     expect(fake.requests).toHaveLength(1);
     const sent = JSON.stringify(fake.requests[0]?.body);
     expect(sent).toContain('add() returns the sum of its arguments');
@@ -104,17 +103,8 @@ describe('a CLI task on the shared task lifecycle', () => {
   });
 
   it('says it was not reviewed when no profile calls a model API', async () => {
-    world.writeBinary('claude', TWO_ATTEMPTS);
-    server = await startServer(world.env);
-    const started = await server.callText('task_start', {
-      task: 'Fix add',
-      test_command: 'node test.js',
-      definition_of_done: 'add() returns the sum',
-    });
-    const id = taskIdOf(started.text);
-    await pollTaskStatus(server, id, /done|failed|timeout|lost/, 30_000);
-    const result = await server.callText('task_result', { task_id: id });
-    expect(result.text).toContain(
+    const { result } = await runCliTask({ definition_of_done: 'add() returns the sum' });
+    expect(result).toContain(
       'no review: every profile that could review this task is a CLI engine',
     );
   });
