@@ -1,36 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  startFakeProvider,
-  type FakeProvider,
-  type RecordedRequest,
-} from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { describe, expect } from 'vitest';
+import type { RecordedRequest } from '../helpers/fake-provider.ts';
+import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  if (server) {
-    for (const id of (await server.callText('task_status', {})).text.match(/t_[a-z0-9]{6}/g) ??
-      []) {
-      await server.callText('task_cancel', { task_id: id });
-    }
-    await server.close();
-  }
-  await settleWorkers(world.dataHome);
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
 
 const assistantTurns = (request: RecordedRequest) =>
   (request.body.messages as Array<{ role: string }>).filter(
@@ -38,20 +9,24 @@ const assistantTurns = (request: RecordedRequest) =>
   ).length;
 
 async function start(
+  { world, provider, server }: TaskWorld,
   respond: (request: RecordedRequest) => Parameters<typeof Object>[0],
   env: Record<string, string> = {},
 ) {
-  fake = await startFakeProvider({ respond: respond as never });
+  const fake = await provider.start({ respond: respond as never });
   world.writeConfig({
     profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
   });
-  server = await startServer({ ...world.env, ...env });
-  return server;
+  return server.start({ ...world.env, ...env });
 }
 
 describe('task control', () => {
-  it('a task past its hard timeout is stopped as timeout; cleanup refuses it while it runs', async () => {
-    const handle = await start(() => ({ kind: 'hang' }));
+  it('a task past its hard timeout is stopped as timeout; cleanup refuses it while it runs', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await start({ world, provider, server }, () => ({ kind: 'hang' }));
     const id = taskIdOf((await handle.callText('task_start', { task: 'slow', timeout_s: 1 })).text);
     const refused = await handle.callText('task_cleanup', { task_id: id });
     expect(refused.isError).toBe(true);
@@ -66,8 +41,13 @@ describe('task control', () => {
     );
   });
 
-  it('with no answer in time, the worker proceeds on its own judgement and the task runs on', async () => {
+  it('with no answer in time, the worker proceeds on its own judgement and the task runs on', async ({
+    world,
+    provider,
+    server,
+  }) => {
     const handle = await start(
+      { world, provider, server },
       (request) =>
         assistantTurns(request) === 0
           ? { toolUses: [{ name: 'ask_supervisor', input: { question: 'Which database?' } }] }
@@ -77,13 +57,17 @@ describe('task control', () => {
     const id = taskIdOf((await handle.callText('task_start', { task: 'pick a db' })).text);
     await pollTaskStatus(handle, id, /needs_input: "Which database\?"/);
     await pollTaskStatus(handle, id, / done /);
-    expect(JSON.stringify(fake!.requests[1]!.body.messages)).toContain(
+    expect(JSON.stringify(provider.started!.requests[1]!.body.messages)).toContain(
       'No answer came in time. Proceed on your best conservative judgement',
     );
   });
 
-  it('task_answer on a running task steers it at its next step', async () => {
-    const handle = await start((request) =>
+  it('task_answer on a running task steers it at its next step', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await start({ world, provider, server }, (request) =>
       assistantTurns(request) < 2
         ? { toolUses: [{ name: 'report_progress', input: { note: 'working' } }], delayMs: 600 }
         : { text: 'done' },
@@ -96,7 +80,9 @@ describe('task control', () => {
     });
     expect(steered.text).toContain('reads it at its next step');
     await pollTaskStatus(handle, id, / done /);
-    const later = fake!.requests.slice(1).map((request) => JSON.stringify(request.body.messages));
+    const later = provider
+      .started!.requests.slice(1)
+      .map((request) => JSON.stringify(request.body.messages));
     expect(
       later.some((body) =>
         body.includes('Message from the supervisor (takes priority): Also update the README.'),
