@@ -1,35 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  byAssistantTurn,
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-} from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { endTaskTest } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { describe, expect } from 'vitest';
+import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
+import { git } from '../helpers/git-project.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
-import { scaledMs } from '../helpers/timing.ts';
 
 /** Points the sandbox at a bubblewrap that is not there: the library's own check then fails. */
 const NO_BWRAP = { DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' };
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  await endTaskTest(world, server, fake);
-  server = undefined;
-  fake = undefined;
-}, scaledMs(30_000));
 
 const bash = (command: string): FakeReply => ({
   toolUses: [{ name: 'run_bash', input: { command } }],
@@ -45,28 +26,34 @@ function fixingSteps(outside: string): FakeReply[] {
 }
 
 async function startWith(
+  { world, provider, server }: TaskWorld,
   steps: FakeReply[],
   config: Record<string, unknown>,
   env: Record<string, string> = {},
 ): Promise<ServerHandle> {
-  fake = await startFakeProvider({ respond: byAssistantTurn(steps) });
+  const fake = await provider.start({ respond: byAssistantTurn(steps) });
   world.writeConfig({
     ...config,
     profiles: {
       w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
     },
   });
-  server = await startServer({ ...world.env, ...env });
-  return server;
+  return server.start({ ...world.env, ...env });
 }
 
-const jobOf = (id: string) =>
+const jobOf = (world: TempEnv, id: string) =>
   JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
 
 describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
-  it('auto with the sandbox available: the work lands in the worktree, the test passes, nothing leaks', async () => {
+  it('auto with the sandbox available: the work lands in the worktree, the test passes, nothing leaks', async ({
+    world,
+    provider,
+    server,
+  }) => {
     const outside = join(world.root, 'leak.txt');
-    const handle = await startWith(fixingSteps(outside), { sandbox: 'auto' });
+    const handle = await startWith({ world, provider, server }, fixingSteps(outside), {
+      sandbox: 'auto',
+    });
     const started = await handle.callText('task_start', {
       task: 'Fix add()',
       test_command: 'node test.js',
@@ -77,12 +64,14 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
     expect(done).toMatch(new RegExp(`^${id} done passed`));
     expect(done).not.toContain('unsandboxed');
-    expect(jobOf(id)).toMatchObject({ sandboxed: true, verification: { exitCode: 0 } });
-    expect(jobOf(id).sandboxNote).toBeUndefined();
+    expect(jobOf(world, id)).toMatchObject({ sandboxed: true, verification: { exitCode: 0 } });
+    expect(jobOf(world, id).sandboxNote).toBeUndefined();
     const result = await handle.callText('task_result', { task_id: id });
     expect(result.text).toContain('verdict: passed');
     expect(result.text).not.toContain('unsandboxed');
-    expect(JSON.stringify(fake!.requests[2]!.body.messages)).toContain('Read-only file system');
+    expect(JSON.stringify(provider.started!.requests[2]!.body.messages)).toContain(
+      'Read-only file system',
+    );
     expect(existsSync(outside)).toBe(false);
     expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
     // The server only checked the sandbox: none of its proxies' socat bridges outlive that.
@@ -94,9 +83,13 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(commands.filter((command) => command.includes('socat'))).toEqual([]);
   });
 
-  it('auto without a usable sandbox: the task runs and every line says it ran unsandboxed', async () => {
+  it('auto without a usable sandbox: the task runs and every line says it ran unsandboxed', async ({
+    world,
+    provider,
+    server,
+  }) => {
     const outside = join(world.root, 'leak.txt');
-    const handle = await startWith(fixingSteps(outside), {}, NO_BWRAP);
+    const handle = await startWith({ world, provider, server }, fixingSteps(outside), {}, NO_BWRAP);
     const started = await handle.callText('task_start', {
       task: 'Fix add()',
       test_command: 'node test.js',
@@ -107,7 +100,7 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
     expect(done).toMatch(new RegExp(`^${id} done passed .* · unsandboxed$`));
     expect(done.length).toBeLessThanOrEqual(160);
-    const job = jobOf(id);
+    const job = jobOf(world, id);
     expect(job.sandboxed).toBe(false);
     expect(job.sandboxNote).toMatch(/bubblewrap \(bwrap\) not executable at \/nonexistent\/bwrap/);
     const result = await handle.callText('task_result', { task_id: id });
@@ -118,8 +111,17 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(existsSync(outside)).toBe(true);
   });
 
-  it('required without a usable sandbox: task_start refuses before anything is made or spent', async () => {
-    const handle = await startWith([{ text: 'never' }], { sandbox: 'required' }, NO_BWRAP);
+  it('required without a usable sandbox: task_start refuses before anything is made or spent', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await startWith(
+      { world, provider, server },
+      [{ text: 'never' }],
+      { sandbox: 'required' },
+      NO_BWRAP,
+    );
     const refused = await handle.callText('task_start', { task: 'Fix add()' });
     expect(refused.isError).toBe(true);
     expect(refused.text).toMatch(/^sandbox is "required" but the OS sandbox is not available here/);
@@ -127,28 +129,43 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(refused.text).toContain('"sandbox": "auto"');
     expect(existsSync(join(world.dataHome, 'jobs'))).toBe(false);
     expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
-    expect(fake!.requests).toEqual([]);
+    expect(provider.started!.requests).toEqual([]);
   });
 
-  it('off is unsandboxed and says why; a project file cannot turn the sandbox off', async () => {
-    const handle = await startWith([{ text: 'Nothing to do.' }], { sandbox: 'off' });
+  it('off is unsandboxed and says why; a project file cannot turn the sandbox off', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await startWith({ world, provider, server }, [{ text: 'Nothing to do.' }], {
+      sandbox: 'off',
+    });
     const off = await handle.callText('task_start', { task: 'Look', wait_s: 30 });
     expect(off.text).toContain('unsandboxed: ');
     expect(off.text).toContain('sandbox is "off" in the configuration');
     world.writeConfig({
       profiles: {
-        w: { format: 'openai', baseUrl: fake!.openaiBaseUrl, model: 'worker-model', local: true },
+        w: {
+          format: 'openai',
+          baseUrl: provider.started!.openaiBaseUrl,
+          model: 'worker-model',
+          local: true,
+        },
       },
     });
     world.writeProjectFile('.claude/delegate.json', JSON.stringify({ sandbox: 'off' }));
     const tightened = await handle.callText('task_start', { task: 'Look', wait_s: 30 });
     expect(tightened.text).not.toContain('unsandboxed');
     const ids = readdirSync(join(world.dataHome, 'jobs')).filter((id) => id !== taskIdOf(off.text));
-    expect(ids.map((id) => jobOf(id).sandboxed)).toEqual([true]);
+    expect(ids.map((id) => jobOf(world, id).sandboxed)).toEqual([true]);
   });
 
   for (const isolation of ['worktree', 'none'] as const) {
-    it(`a task in a subdirectory runs commands and passes its test (required, isolation ${isolation})`, async () => {
+    it(`a task in a subdirectory runs commands and passes its test (required, isolation ${isolation})`, async ({
+      world,
+      provider,
+      server,
+    }) => {
       world.writeProjectFile(
         'pkg/test.js',
         "require('fs').readFileSync('made.txt'); console.log('ok');\n",
@@ -156,6 +173,7 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
       git(world.project, 'add', '-A');
       git(world.project, 'commit', '-qm', 'pkg');
       const handle = await startWith(
+        { world, provider, server },
         [bash('pwd; echo made > made.txt; ls'), { text: 'Made made.txt.' }],
         { sandbox: 'required' },
       );
@@ -168,15 +186,15 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
       expect(started.isError, started.text).toBe(false);
       const id = taskIdOf(started.text);
       const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
-      const outputs = JSON.stringify(fake!.requests.at(-1)?.body?.messages ?? []);
+      const outputs = JSON.stringify(provider.started!.requests.at(-1)?.body?.messages ?? []);
       expect(done, outputs).toMatch(new RegExp(`^${id} done passed`));
-      expect(jobOf(id).sandboxed).toBe(true);
+      expect(jobOf(world, id).sandboxed).toBe(true);
       // Before the sandbox let a worktree be written whole, bubblewrap failed every command here.
       expect(outputs).toMatch(/\/pkg\\n.*made\.txt/);
       const made =
         isolation === 'none'
           ? join(world.project, 'pkg', 'made.txt')
-          : join(jobOf(id).worktreePath, 'pkg', 'made.txt');
+          : join(jobOf(world, id).worktreePath, 'pkg', 'made.txt');
       expect(existsSync(made)).toBe(true);
       expect(git(world.project, 'status', '--porcelain')).toBe(
         isolation === 'none' ? '?? pkg/made.txt' : '',
@@ -184,8 +202,8 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     });
   }
 
-  it('refuses an allow_hosts entry that is not a host', async () => {
-    const handle = await startWith([{ text: 'never' }], {});
+  it('refuses an allow_hosts entry that is not a host', async ({ world, provider, server }) => {
+    const handle = await startWith({ world, provider, server }, [{ text: 'never' }], {});
     const refused = await handle.callText('task_start', {
       task: 'x',
       allow_hosts: ['http://example.com/path'],
