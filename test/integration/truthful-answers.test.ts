@@ -1,32 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { describe, expect } from 'vitest';
+import type { FakeReply } from '../helpers/fake-provider.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
 
-let world: TempEnv;
-let server: ServerHandle | undefined;
-let fake: FakeProvider | undefined;
-
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
+it.override('repository', null);
 
 /** The built server with one profile of `format` on a fake provider that answers `reply`. */
 async function serve(
+  { world, provider, server }: TaskWorld,
   format: 'openai' | 'anthropic',
   respond: FakeReply | ((body: any) => FakeReply),
   model = 'worker-model',
 ): Promise<ServerHandle> {
-  fake = await startFakeProvider({
+  const fake = await provider.start({
     respond: (request) => (typeof respond === 'function' ? respond(request.body) : respond),
   });
   world.writeConfig({
@@ -39,16 +27,15 @@ async function serve(
       },
     },
   });
-  server = await startServer(world.env);
-  return server;
+  return server.start(world.env);
 }
 
 describe('a cut-off answer says so, first and in the usage line', () => {
-  it.each([
+  it.for([
     ['openai', 'length'],
     ['anthropic', 'max_tokens'],
-  ] as const)('%s finish %s', async (format, stopReason) => {
-    const handle = await serve(format, {
+  ] as const)('%s finish %s', async ([format, stopReason], { world, provider, server }) => {
+    const handle = await serve({ world, provider, server }, format, {
       text: 'The first three errors are',
       stopReason,
       usage: { output: 64 },
@@ -66,8 +53,12 @@ describe('a cut-off answer says so, first and in the usage line', () => {
     expect(text).toMatch(/\[delegate: profile w · .* out tokens · cut off at 64 output tokens · /);
   });
 
-  it('Anthropic model_context_window_exceeded: cut off because the context is full', async () => {
-    const handle = await serve('anthropic', {
+  it('Anthropic model_context_window_exceeded: cut off because the context is full', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'anthropic', {
       text: 'Partial',
       stopReason: 'model_context_window_exceeded',
       usage: { output: 10 },
@@ -78,8 +69,12 @@ describe('a cut-off answer says so, first and in the usage line', () => {
     );
   });
 
-  it('write_to: the file holds the answer, the result carries the notice', async () => {
-    const handle = await serve('openai', {
+  it('write_to: the file holds the answer, the result carries the notice', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'openai', {
       text: 'def half(',
       stopReason: 'length',
       usage: { output: 5 },
@@ -95,8 +90,12 @@ describe('a cut-off answer says so, first and in the usage line', () => {
     expect(readFileSync(join(world.project, 'out/draft.py'), 'utf8')).toBe('def half(');
   });
 
-  it('delegate_batch: the cut-off job says so, the complete one does not', async () => {
-    const handle = await serve('openai', (body) =>
+  it('delegate_batch: the cut-off job says so, the complete one does not', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'openai', (body) =>
       JSON.stringify(body.messages).includes('job one')
         ? { text: 'Complete answer.' }
         : { text: 'Cut answ', stopReason: 'length', usage: { output: 3 } },
@@ -116,8 +115,15 @@ describe('a cut-off answer says so, first and in the usage line', () => {
 });
 
 describe('filtered and refused answers are reported as such', () => {
-  it('OpenAI content_filter: what came through, after the notice', async () => {
-    const handle = await serve('openai', { text: 'The log shows', stopReason: 'content_filter' });
+  it('OpenAI content_filter: what came through, after the notice', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'openai', {
+      text: 'The log shows',
+      stopReason: 'content_filter',
+    });
     const { text, isError } = await handle.callText('delegate', { task: 'x' });
     expect(isError).toBe(false);
     expect(text.split('\n')[0]).toBe(
@@ -127,8 +133,12 @@ describe('filtered and refused answers are reported as such', () => {
     expect(text).toMatch(/ · content filtered · /);
   });
 
-  it('OpenAI delta.refusal: the model’s own sentence, not "try again"', async () => {
-    const handle = await serve('openai', {
+  it('OpenAI delta.refusal: the model’s own sentence, not "try again"', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'openai', {
       refusal: "I'm sorry, but I can't help with writing malware.",
       chunkSize: 7,
     });
@@ -140,8 +150,12 @@ describe('filtered and refused answers are reported as such', () => {
     );
   });
 
-  it('Anthropic stop_reason refusal: its stop_details explanation and category', async () => {
-    const handle = await serve('anthropic', {
+  it('Anthropic stop_reason refusal: its stop_details explanation and category', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'anthropic', {
       text: '',
       stopReason: 'refusal',
       stopDetails: { type: 'refusal', category: 'bio', explanation: 'This could enable harm.' },
@@ -152,8 +166,15 @@ describe('filtered and refused answers are reported as such', () => {
     expect(text).not.toMatch(/try again/);
   });
 
-  it('Anthropic refusal after some text: the text, with the refusal first', async () => {
-    const handle = await serve('anthropic', { text: 'Step one is', stopReason: 'refusal' });
+  it('Anthropic refusal after some text: the text, with the refusal first', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'anthropic', {
+      text: 'Step one is',
+      stopReason: 'refusal',
+    });
     const { text, isError } = await handle.callText('delegate', { task: 'x' });
     expect(isError).toBe(false);
     expect(text.split('\n')[0]).toBe(
@@ -179,8 +200,12 @@ describe('reasoning models take max_completion_tokens', () => {
     },
   } as const;
 
-  it('retries once on the max_tokens 400, and sends max_completion_tokens from then on', async () => {
-    const handle = await serve('openai', (body) =>
+  it('retries once on the max_tokens 400, and sends max_completion_tokens from then on', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'openai', (body) =>
       body.max_tokens !== undefined ? UNSUPPORTED : { text: 'Reasoned answer.' },
     );
     for (const task of ['first', 'second']) {
@@ -188,7 +213,7 @@ describe('reasoning models take max_completion_tokens', () => {
       expect(isError, text).toBe(false);
       expect(text).toContain('Reasoned answer.');
     }
-    const limits = fake!.requests.map((request) => ({
+    const limits = provider.started!.requests.map((request) => ({
       max_tokens: request.body.max_tokens,
       max_completion_tokens: request.body.max_completion_tokens,
     }));
@@ -197,25 +222,31 @@ describe('reasoning models take max_completion_tokens', () => {
       { max_tokens: undefined, max_completion_tokens: 500 },
       { max_tokens: undefined, max_completion_tokens: 500 },
     ]);
-    expect(fake!.requests[1]!.body.messages).toEqual(fake!.requests[0]!.body.messages);
+    expect(provider.started!.requests[1]!.body.messages).toEqual(
+      provider.started!.requests[0]!.body.messages,
+    );
   });
 
-  it('sends max_completion_tokens to a known reasoning model at once', async () => {
-    const handle = await serve('openai', { text: 'ok' }, 'o4-mini');
+  it('sends max_completion_tokens to a known reasoning model at once', async ({
+    world,
+    provider,
+    server,
+  }) => {
+    const handle = await serve({ world, provider, server }, 'openai', { text: 'ok' }, 'o4-mini');
     await handle.callText('delegate', { task: 'x', max_output_tokens: 300 });
-    expect(fake!.requests).toHaveLength(1);
-    expect(fake!.requests[0]!.body).toMatchObject({ max_completion_tokens: 300 });
-    expect(fake!.requests[0]!.body.max_tokens).toBeUndefined();
+    expect(provider.started!.requests).toHaveLength(1);
+    expect(provider.started!.requests[0]!.body).toMatchObject({ max_completion_tokens: 300 });
+    expect(provider.started!.requests[0]!.body.max_tokens).toBeUndefined();
   });
 
-  it('does not retry another 400', async () => {
-    const handle = await serve('openai', {
+  it('does not retry another 400', async ({ world, provider, server }) => {
+    const handle = await serve({ world, provider, server }, 'openai', {
       kind: 'error',
       status: 400,
       body: { error: { message: "Invalid value for 'temperature'." } },
     });
     const { isError } = await handle.callText('delegate', { task: 'x' });
     expect(isError).toBe(true);
-    expect(fake!.requests).toHaveLength(1);
+    expect(provider.started!.requests).toHaveLength(1);
   });
 });
