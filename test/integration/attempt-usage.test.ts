@@ -1,23 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { callModel } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import { usageReport } from '../../server/src/calls/usage-report.ts';
 import { loadConfig } from '../../server/src/profiles/load-config.ts';
 import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
-import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import type { FakeReply } from '../helpers/fake-provider.ts';
+import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  world.cleanup();
-});
+it.override('repository', null);
 
 const REQUEST: GenerateRequest = {
   messages: [{ role: 'user', content: [{ type: 'text', text: 'read a.txt' }] }],
@@ -32,25 +24,32 @@ const CUT_MID_TOOL_JSON: FakeReply = {
   cutAfterEvents: 4,
 };
 
-async function worker(replies: FakeReply[], budget?: object) {
-  fake = await startFakeProvider({ respond: replies });
+async function worker(
+  { world, provider }: Pick<TaskWorld, 'world' | 'provider'>,
+  replies: FakeReply[],
+  budget?: object,
+) {
+  const fake = await provider.start({ respond: replies });
   world.writeConfig({
     ...(budget ? { budget } : {}),
     profiles: { w: { format: 'anthropic', baseUrl: fake.url, model: 'm', price: PRICE } },
   });
 }
 
-const call = () =>
+const call = (world: TempEnv) =>
   callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, appContext(world));
 
 describe('every attempt that reported usage is in the ledger', () => {
-  it('a stream cut mid tool-call JSON, retried: each cut attempt is billed and recorded', async () => {
-    await worker([
+  it('a stream cut mid tool-call JSON, retried: each cut attempt is billed and recorded', async ({
+    world,
+    provider,
+  }) => {
+    await worker({ world, provider }, [
       CUT_MID_TOOL_JSON,
       CUT_MID_TOOL_JSON,
       { text: 'done', usage: { input: 5_000, output: 3 } },
     ]);
-    const served = await call();
+    const served = await call(world);
     expect(served.result.attempts).toBe(3);
     const ledger = readLedger(world.dataHome);
     expect(ledger.map((record) => [record.outcome, record.attempts])).toEqual([
@@ -75,8 +74,16 @@ describe('every attempt that reported usage is in the ledger', () => {
     );
   });
 
-  it('a call whose four attempts are all cut fails with all four in the ledger', async () => {
-    await worker([CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON]);
+  it('a call whose four attempts are all cut fails with all four in the ledger', async ({
+    world,
+    provider,
+  }) => {
+    await worker({ world, provider }, [
+      CUT_MID_TOOL_JSON,
+      CUT_MID_TOOL_JSON,
+      CUT_MID_TOOL_JSON,
+      CUT_MID_TOOL_JSON,
+    ]);
     const spent: number[] = [];
     await expect(
       callModel(
@@ -103,11 +110,14 @@ describe('every attempt that reported usage is in the ledger', () => {
     );
   });
 
-  it('stops retrying when the daily cap cannot cover another attempt', async () => {
+  it('stops retrying when the daily cap cannot cover another attempt', async ({
+    world,
+    provider,
+  }) => {
     // 20 KB of text: each attempt's worst case is about $0.042 (20,2xx bytes at $2, the 1-hour
     // cache write rate, + 1,000 output tokens at $2); each cut attempt bills $0.020002.
     const big = { ...CUT_MID_TOOL_JSON, usage: { input: 20_000 } };
-    await worker([big, big, big, big], { dailyUsd: 0.075 });
+    await worker({ world, provider }, [big, big, big, big], { dailyUsd: 0.075 });
     const request = {
       ...REQUEST,
       messages: [
@@ -120,7 +130,7 @@ describe('every attempt that reported usage is in the ledger', () => {
     await expect(failing).rejects.toThrow(
       /Stopped retrying w: its attempts so far cost \$0\.04: .* over the daily cap of \$0\.075/,
     );
-    expect(fake!.requests).toHaveLength(2);
+    expect(provider.started!.requests).toHaveLength(2);
     const spent = readLedger(world.dataHome).reduce((total, record) => total + record.costUsd, 0);
     expect(spent).toBeCloseTo(0.040004, 12);
   });
