@@ -8,6 +8,7 @@
 import { test } from 'vitest';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from './fake-provider.ts';
 import { BROKEN_ADD_PROJECT, initRepository } from './git-project.ts';
+import { startCli, type CliProcess } from './cli-process.ts';
 import { startServer, type ServerHandle } from './mcp-server.ts';
 import { killQuietly, settleWorkers } from './processes.ts';
 import { createTempEnv, type TempEnv } from './temp-env.ts';
@@ -25,6 +26,15 @@ export interface ServerLauncher {
   start(env?: Record<string, string>, cwd?: string): Promise<ServerHandle>;
   /** The server started last; undefined before the test starts one. */
   readonly started: ServerHandle | undefined;
+}
+
+/** The long-running CLI processes of one test (`delegate wait`, `watch`…), all stopped after it. */
+export interface CliLauncher {
+  /** Starts the built CLI with `args`; by default in the world's project with the world's env. */
+  start(
+    args: string[],
+    options?: { env?: Record<string, string>; cwd?: string; command?: string[] },
+  ): CliProcess;
 }
 
 /** The three fixtures together, for a suite's own start-up helper. */
@@ -88,6 +98,23 @@ export const taskTest = test
       },
       get started() {
         return servers.at(-1);
+      },
+    };
+  })
+  .extend('cli', ({ world }, { onCleanup }): CliLauncher => {
+    const running: CliProcess[] = [];
+    onCleanup(async () => {
+      await Promise.all(running.map((process) => process.stop()));
+    });
+    return {
+      start(args, options = {}) {
+        const started = startCli(args, {
+          env: options.env ?? world.env,
+          cwd: options.cwd ?? world.project,
+          ...(options.command ? { command: options.command } : {}),
+        });
+        running.push(started);
+        return started;
       },
     };
   });
