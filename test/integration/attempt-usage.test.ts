@@ -6,10 +6,8 @@ import { loadConfig } from '../../server/src/profiles/load-config.ts';
 import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
 import type { FakeReply } from '../helpers/fake-provider.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
-
-it.override('repository', null);
 
 const REQUEST: GenerateRequest = {
   messages: [{ role: 'user', content: [{ type: 'text', text: 'read a.txt' }] }],
@@ -24,27 +22,28 @@ const CUT_MID_TOOL_JSON: FakeReply = {
   cutAfterEvents: 4,
 };
 
-async function worker(
-  { world, provider }: Pick<TaskWorld, 'world' | 'provider'>,
-  replies: FakeReply[],
-  budget?: object,
-) {
-  const fake = await provider.start({ respond: replies });
-  world.writeConfig({
-    ...(budget ? { budget } : {}),
-    profiles: { w: { format: 'anthropic', baseUrl: fake.url, model: 'm', price: PRICE } },
-  });
-}
+const it = taskTest.extend(
+  'worker',
+  ({ world, provider }) =>
+    async (replies: FakeReply[], budget?: object) => {
+      const fake = await provider.start({ respond: replies });
+      world.writeConfig({
+        ...(budget ? { budget } : {}),
+        profiles: { w: { format: 'anthropic', baseUrl: fake.url, model: 'm', price: PRICE } },
+      });
+    },
+);
+it.override('repository', null);
 
 const call = (world: TempEnv) =>
   callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, appContext(world));
 
 describe('every attempt that reported usage is in the ledger', () => {
   it('a stream cut mid tool-call JSON, retried: each cut attempt is billed and recorded', async ({
+    worker,
     world,
-    provider,
   }) => {
-    await worker({ world, provider }, [
+    await worker([
       CUT_MID_TOOL_JSON,
       CUT_MID_TOOL_JSON,
       { text: 'done', usage: { input: 5_000, output: 3 } },
@@ -75,15 +74,10 @@ describe('every attempt that reported usage is in the ledger', () => {
   });
 
   it('a call whose four attempts are all cut fails with all four in the ledger', async ({
+    worker,
     world,
-    provider,
   }) => {
-    await worker({ world, provider }, [
-      CUT_MID_TOOL_JSON,
-      CUT_MID_TOOL_JSON,
-      CUT_MID_TOOL_JSON,
-      CUT_MID_TOOL_JSON,
-    ]);
+    await worker([CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON]);
     const spent: number[] = [];
     await expect(
       callModel(
@@ -111,13 +105,14 @@ describe('every attempt that reported usage is in the ledger', () => {
   });
 
   it('stops retrying when the daily cap cannot cover another attempt', async ({
+    worker,
     world,
     provider,
   }) => {
     // 20 KB of text: each attempt's worst case is about $0.042 (20,2xx bytes at $2, the 1-hour
     // cache write rate, + 1,000 output tokens at $2); each cut attempt bills $0.020002.
     const big = { ...CUT_MID_TOOL_JSON, usage: { input: 20_000 } };
-    await worker({ world, provider }, [big, big, big, big], { dailyUsd: 0.075 });
+    await worker([big, big, big, big], { dailyUsd: 0.075 });
     const request = {
       ...REQUEST,
       messages: [

@@ -4,10 +4,8 @@ import { readLedger } from '../../server/src/calls/ledger.ts';
 import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
 import type { FakeUsage } from '../helpers/fake-provider.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
-
-it.override('repository', null);
 
 /** $3 in / $15 out per million tokens, cache reads $0.30 (writes default to 1.25 × input). */
 const PRICE = { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3 };
@@ -16,27 +14,27 @@ const REQUEST: GenerateRequest = {
   maxOutputTokens: 100,
 };
 
-async function worker(
-  { world, provider }: Pick<TaskWorld, 'world' | 'provider'>,
-  format: 'anthropic' | 'openai',
-  usage: FakeUsage,
-  price: object = PRICE,
-) {
-  const fake = await provider.start({ respond: () => ({ text: 'ok', usage }) });
-  const baseUrl = format === 'anthropic' ? fake.url : fake.openaiBaseUrl;
-  world.writeConfig({ profiles: { w: { format, baseUrl, model: 'claude-like', price } } });
-}
+const it = taskTest.extend(
+  'worker',
+  ({ world, provider }) =>
+    async (format: 'anthropic' | 'openai', usage: FakeUsage, price: object = PRICE) => {
+      const fake = await provider.start({ respond: () => ({ text: 'ok', usage }) });
+      const baseUrl = format === 'anthropic' ? fake.url : fake.openaiBaseUrl;
+      world.writeConfig({ profiles: { w: { format, baseUrl, model: 'claude-like', price } } });
+    },
+);
+it.override('repository', null);
 
 const call = (world: TempEnv) =>
   callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, appContext(world));
 
 describe('cache-aware cost over real SSE', () => {
   it('Anthropic: 1,000 input + 10,000 cache-write + 100,000 cache-read + 100 output tokens cost $0.0720, in delegate and usage', async ({
+    worker,
     world,
-    provider,
     server: servers,
   }) => {
-    await worker({ world, provider }, 'anthropic', {
+    await worker('anthropic', {
       input: 1_000,
       cacheWrite: 10_000,
       cachedInput: 100_000,
@@ -64,13 +62,14 @@ describe('cache-aware cost over real SSE', () => {
   });
 
   it('Anthropic: a cache miss bills every input token at the input price; 1-hour writes at 2 × input', async ({
+    worker,
     world,
     provider,
   }) => {
-    await worker({ world, provider }, 'anthropic', { input: 111_000, output: 100 });
+    await worker('anthropic', { input: 111_000, output: 100 });
     expect((await call(world)).costUsd).toBeCloseTo((111_000 * 3 + 100 * 15) / 1e6, 12);
     await provider.started!.close();
-    await worker({ world, provider }, 'anthropic', {
+    await worker('anthropic', {
       input: 1_000,
       cacheWrite: 10_000,
       cacheWrite1h: 4_000,
@@ -87,13 +86,13 @@ describe('cache-aware cost over real SSE', () => {
   });
 
   it('OpenAI: prompt_tokens include the cached ones, which bill at the cached rate', async ({
+    worker,
     world,
     provider,
   }) => {
     // A hit: 100,000 of the 111,000 prompt tokens came from the cache, 10,000 were written to it.
     const price = { ...PRICE, cacheWritePerMTok: 3.75 };
     await worker(
-      { world, provider },
       'openai',
       { input: 111_000, cachedInput: 100_000, cacheWrite: 10_000, output: 100 },
       price,
@@ -106,11 +105,11 @@ describe('cache-aware cost over real SSE', () => {
     });
     expect(hit.costUsd).toBeCloseTo(0.072, 12);
     await provider.started!.close();
-    await worker({ world, provider }, 'openai', { input: 111_000, output: 100 }, price);
+    await worker('openai', { input: 111_000, output: 100 }, price);
     expect((await call(world)).costUsd).toBeCloseTo((111_000 * 3 + 100 * 15) / 1e6, 12);
     // Without cacheWritePerMTok, an OpenAI-format profile's writes cost the input price.
     await provider.started!.close();
-    await worker({ world, provider }, 'openai', {
+    await worker('openai', {
       input: 111_000,
       cachedInput: 100_000,
       cacheWrite: 10_000,

@@ -3,44 +3,41 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { postToolUse, runHook } from '../helpers/hook.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import { CLOSED_URL, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
 
-it.override('repository', null);
-
-async function withOpenAiWorker(
-  { world, provider, server }: TaskWorld,
-  text = 'The worker answer.',
-): Promise<ServerHandle> {
-  const fake = await provider.start({ respond: () => ({ text, model: 'qwen-test' }) });
-  world.writeConfig({
-    defaultProfile: 'local',
-    profiles: {
-      local: {
-        format: 'openai',
-        baseUrl: fake.openaiBaseUrl,
-        model: 'qwen-test',
-        local: true,
-        use: 'tests',
-      },
+const it = taskTest.extend(
+  'withOpenAiWorker',
+  ({ world, provider, server }) =>
+    async (text = 'The worker answer.'): Promise<ServerHandle> => {
+      const fake = await provider.start({ respond: () => ({ text, model: 'qwen-test' }) });
+      world.writeConfig({
+        defaultProfile: 'local',
+        profiles: {
+          local: {
+            format: 'openai',
+            baseUrl: fake.openaiBaseUrl,
+            model: 'qwen-test',
+            local: true,
+            use: 'tests',
+          },
+        },
+      });
+      return server.start(world.env);
     },
-  });
-  return server.start(world.env);
-}
+);
+it.override('repository', null);
 
 describe('delegate over stdio', () => {
   it('sends every byte of the files to the worker and returns a small answer with a usage line', async ({
+    withOpenAiWorker,
     world,
     provider,
-    server: servers,
   }) => {
     const log = makeLog(300 * 1024);
     world.writeProjectFile('logs/big.log', log);
-    const server = await withOpenAiWorker(
-      { world, provider, server: servers },
-      'One ERROR: disk full on /var/data at 04:00.',
-    );
+    const server = await withOpenAiWorker('One ERROR: disk full on /var/data at 04:00.');
     const { text, isError } = await server.callText('delegate', {
       task: 'List the errors',
       files: ['logs/big.log'],
@@ -62,14 +59,14 @@ describe('delegate over stdio', () => {
   });
 
   it('expands globs under the project and sends each file once', async ({
+    withOpenAiWorker,
     world,
     provider,
-    server: servers,
   }) => {
     world.writeProjectFile('src/a.ts', 'export const a = 1;\n');
     world.writeProjectFile('src/b.ts', 'export const b = 2;\n');
     world.writeProjectFile('src/c.md', 'not matched\n');
-    const server = await withOpenAiWorker({ world, provider, server: servers });
+    const server = await withOpenAiWorker();
     const { text, isError } = await server.callText('delegate', {
       task: 'Summarise',
       files: ['src/*.ts', 'src/a.ts'],
@@ -83,9 +80,9 @@ describe('delegate over stdio', () => {
   });
 
   it("sends an output the output guard saved (the digest's suggestion), and nothing else of the data home", async ({
+    withOpenAiWorker,
     world,
     provider,
-    server: servers,
   }) => {
     const output = makeLog(40 * 1024, 'ERROR checkout failed for order 77');
     const hook = runHook(
@@ -96,10 +93,7 @@ describe('delegate over stdio', () => {
     const saved = /saved in (\S+);/.exec(
       hook.json.hookSpecificOutput.updatedToolOutput.stdout,
     )![1]!;
-    const server = await withOpenAiWorker(
-      { world, provider, server: servers },
-      'The checkout of order 77 failed.',
-    );
+    const server = await withOpenAiWorker('The checkout of order 77 failed.');
     const sent = await server.callText('delegate', { task: 'Why did it fail?', files: [saved] });
     expect(sent.isError).toBe(false);
     const prompt = JSON.stringify(provider.started!.requests[0]!.body);
@@ -125,14 +119,10 @@ describe('delegate over stdio', () => {
   });
 
   it('writes the answer to write_to and returns only a preview, the path and the size', async ({
+    withOpenAiWorker,
     world,
-    provider,
-    server: servers,
   }) => {
-    const server = await withOpenAiWorker(
-      { world, provider, server: servers },
-      'line one\n' + 'y'.repeat(5000),
-    );
+    const server = await withOpenAiWorker('line one\n' + 'y'.repeat(5000));
     const { text, isError } = await server.callText('delegate', {
       task: 'Draft',
       write_to: 'out/answer.md',
@@ -145,11 +135,10 @@ describe('delegate over stdio', () => {
   });
 
   it('spills a long answer to a file under the data home instead of the supervisor context', async ({
+    withOpenAiWorker,
     world,
-    provider,
-    server: servers,
   }) => {
-    const server = await withOpenAiWorker({ world, provider, server: servers }, 'z'.repeat(20_000));
+    const server = await withOpenAiWorker('z'.repeat(20_000));
     const { text } = await server.callText('delegate', { task: 'Long' });
     const path = /the whole of it is in (\S+)\./.exec(text)?.[1];
     expect(path?.startsWith(join(world.dataHome, 'results'))).toBe(true);

@@ -8,7 +8,7 @@ import { readLedger } from '../../server/src/calls/ledger.ts';
 import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
 import { FIXED_ADD, git } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { taskTest as it, type ProviderLauncher, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest, type ProviderLauncher } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
 const use = (name: string, input: Record<string, unknown>): FakeReply => ({
@@ -27,20 +27,23 @@ const workerRequests = (provider: ProviderLauncher) =>
   provider.started!.requests.filter((request) => request.body?.model === 'worker-model');
 
 /** Profile `w` (local, model worker-model) is the default; `extra` adds to or replaces settings. */
-async function startWith(
-  { world, provider, server }: TaskWorld,
-  respond: (request: RecordedRequest) => FakeReply,
-  extra: (baseUrl: string) => object = () => ({}),
-) {
-  const fake = await provider.start({ respond });
-  const baseUrl = fake.openaiBaseUrl;
-  world.writeConfig({
-    defaultProfile: 'w',
-    profiles: { w: { format: 'openai', baseUrl, model: 'worker-model', local: true } },
-    ...extra(baseUrl),
-  });
-  return server.start(world.env);
-}
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (
+      respond: (request: RecordedRequest) => FakeReply,
+      extra: (baseUrl: string) => object = () => ({}),
+    ) => {
+      const fake = await provider.start({ respond });
+      const baseUrl = fake.openaiBaseUrl;
+      world.writeConfig({
+        defaultProfile: 'w',
+        profiles: { w: { format: 'openai', baseUrl, model: 'worker-model', local: true } },
+        ...extra(baseUrl),
+      });
+      return server.start(world.env);
+    },
+);
 
 async function runToEnd(handle: ServerHandle, input: Record<string, unknown>) {
   const started = await handle.callText('task_start', input);
@@ -53,12 +56,10 @@ async function runToEnd(handle: ServerHandle, input: Record<string, unknown>) {
 
 describe('fix until green', () => {
   it('a failing test run goes back to the worker, which fixes it on its second attempt: passed', async ({
-    world,
+    startWith,
     provider,
-    server,
   }) => {
     const handle = await startWith(
-      { world, provider, server },
       scripted([
         use('write_file', { path: 'notes.md', content: 'looked at add\n' }),
         { text: 'I reviewed add() and left notes; it should be fine.' },
@@ -83,12 +84,10 @@ describe('fix until green', () => {
   });
 
   it('a worker that never fixes it ends failed after the configured rounds', async ({
-    world,
+    startWith,
     provider,
-    server,
   }) => {
     const handle = await startWith(
-      { world, provider, server },
       scripted([
         { text: 'The code looks right to me; nothing to change.' },
         { text: 'I still believe the code is right; the test must be wrong.' },
@@ -106,14 +105,10 @@ describe('fix until green', () => {
     expect(workerRequests(provider)).toHaveLength(2);
   });
 
-  it('fixRounds 0 verifies once, as before', async ({ world, provider, server }) => {
-    const handle = await startWith(
-      { world, provider, server },
-      scripted([{ text: 'Nothing changed, all good.' }]),
-      () => ({
-        tasks: { fixRounds: 0 },
-      }),
-    );
+  it('fixRounds 0 verifies once, as before', async ({ startWith, provider }) => {
+    const handle = await startWith(scripted([{ text: 'Nothing changed, all good.' }]), () => ({
+      tasks: { fixRounds: 0 },
+    }));
     const { result } = await runToEnd(handle, { task: 'Look', test_command: 'node test.js' });
     expect(result).toContain('verdict: failed');
     expect(result).not.toContain('fix rounds');
@@ -123,12 +118,10 @@ describe('fix until green', () => {
 
 describe('rubric review', () => {
   it('a reviewer on another profile grades the diff against the definition of done', async ({
-    world,
+    startWith,
     provider,
-    server,
   }) => {
     const handle = await startWith(
-      { world, provider, server },
       scripted(
         [
           use('write_file', { path: 'src/add.js', content: FIXED_ADD }),
@@ -180,16 +173,16 @@ describe('rubric review', () => {
 
 describe('budget mid-run', () => {
   it('a task stops at its cost cap: settled spend within it, work salvaged, reason in the result', async ({
+    startWith,
     world,
     provider,
-    server,
   }) => {
     const steps: FakeReply[] = [use('write_file', { path: 'partial.txt', content: 'step 1\n' })];
     for (let index = 0; index < 30; index += 1) steps.push(use('list_files', { pattern: '*' }));
     // $4 per million tokens either way: a ~5.5 KB request reserves ~2.2 cents of input (a token
     // per byte sent) and bills ~0.6 cents (the fake counts a token per 4 bytes).
     const price = { inputPerMTok: 4, outputPerMTok: 4 };
-    const handle = await startWith({ world, provider, server }, scripted(steps), (baseUrl) => ({
+    const handle = await startWith(scripted(steps), (baseUrl) => ({
       profiles: { w: { format: 'openai', baseUrl, model: 'worker-model', price } },
     }));
     const cap = 0.05;

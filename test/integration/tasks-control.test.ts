@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import type { RecordedRequest } from '../helpers/fake-provider.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
 const assistantTurns = (request: RecordedRequest) =>
@@ -8,25 +8,26 @@ const assistantTurns = (request: RecordedRequest) =>
     (message) => message.role === 'assistant',
   ).length;
 
-async function start(
-  { world, provider, server }: TaskWorld,
-  respond: (request: RecordedRequest) => Parameters<typeof Object>[0],
-  env: Record<string, string> = {},
-) {
-  const fake = await provider.start({ respond: respond as never });
-  world.writeConfig({
-    profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
-  });
-  return server.start({ ...world.env, ...env });
-}
+const it = taskTest.extend(
+  'start',
+  ({ world, provider, server }) =>
+    async (
+      respond: (request: RecordedRequest) => Parameters<typeof Object>[0],
+      env: Record<string, string> = {},
+    ) => {
+      const fake = await provider.start({ respond: respond as never });
+      world.writeConfig({
+        profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+      });
+      return server.start({ ...world.env, ...env });
+    },
+);
 
 describe('task control', () => {
   it('a task past its hard timeout is stopped as timeout; cleanup refuses it while it runs', async ({
-    world,
-    provider,
-    server,
+    start,
   }) => {
-    const handle = await start({ world, provider, server }, () => ({ kind: 'hang' }));
+    const handle = await start(() => ({ kind: 'hang' }));
     const id = taskIdOf((await handle.callText('task_start', { task: 'slow', timeout_s: 1 })).text);
     const refused = await handle.callText('task_cleanup', { task_id: id });
     expect(refused.isError).toBe(true);
@@ -42,12 +43,10 @@ describe('task control', () => {
   });
 
   it('with no answer in time, the worker proceeds on its own judgement and the task runs on', async ({
-    world,
+    start,
     provider,
-    server,
   }) => {
     const handle = await start(
-      { world, provider, server },
       (request) =>
         assistantTurns(request) === 0
           ? { toolUses: [{ name: 'ask_supervisor', input: { question: 'Which database?' } }] }
@@ -62,12 +61,8 @@ describe('task control', () => {
     );
   });
 
-  it('task_answer on a running task steers it at its next step', async ({
-    world,
-    provider,
-    server,
-  }) => {
-    const handle = await start({ world, provider, server }, (request) =>
+  it('task_answer on a running task steers it at its next step', async ({ start, provider }) => {
+    const handle = await start((request) =>
       assistantTurns(request) < 2
         ? { toolUses: [{ name: 'report_progress', input: { note: 'working' } }], delayMs: 600 }
         : { text: 'done' },

@@ -4,11 +4,7 @@ import { describe, expect } from 'vitest';
 import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, git } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import {
-  taskTest as it,
-  type ProviderLauncher,
-  type ServerLauncher,
-} from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
@@ -16,30 +12,27 @@ const use = (name: string, input: Record<string, unknown>): FakeReply => ({
   toolUses: [{ name, input }],
 });
 
-async function startWith(
-  {
-    world,
-    provider,
-    server,
-  }: { world: TempEnv; provider: ProviderLauncher; server: ServerLauncher },
-  steps: FakeReply[],
-): Promise<ServerHandle> {
-  const fake = await provider.start({ respond: byAssistantTurn(steps) });
-  world.writeConfig({
-    profiles: {
-      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (steps: FakeReply[]): Promise<ServerHandle> => {
+      const fake = await provider.start({ respond: byAssistantTurn(steps) });
+      world.writeConfig({
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+        },
+      });
+      return server.start({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60' });
     },
-  });
-  return server.start({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60' });
-}
+);
 
 describe('tasks through the MCP tools', () => {
   it('start → progress → question → answer → done (tests pass) → result with the patch → cleanup', async ({
+    startWith,
     world,
     provider,
-    server,
   }) => {
-    const handle = await startWith({ world, provider, server }, [
+    const handle = await startWith([
       use('report_progress', { note: 'reading the code' }),
       use('read_file', { path: 'src/add.js' }),
       use('ask_supervisor', { question: 'Should add() also accept strings?' }),
@@ -95,11 +88,9 @@ describe('tasks through the MCP tools', () => {
   });
 
   it('a test command that still fails gives verdict failed, with the output tail', async ({
-    world,
-    provider,
-    server,
+    startWith,
   }) => {
-    const handle = await startWith({ world, provider, server }, [
+    const handle = await startWith([
       use('write_file', { path: 'notes.md', content: 'tried\n' }),
       { text: 'Done (I think).' },
       // Two fix rounds (the default) get the failing output; the worker gives up each time.
@@ -119,11 +110,11 @@ describe('tasks through the MCP tools', () => {
   });
 
   it('wait_s returns the result inline for a quick task, and a broken test runner fails before any token', async ({
+    startWith,
     world,
     provider,
-    server,
   }) => {
-    const handle = await startWith({ world, provider, server }, [{ text: 'Nothing to do.' }]);
+    const handle = await startWith([{ text: 'Nothing to do.' }]);
     const quick = await handle.callText('task_start', { task: 'Look around', wait_s: 30 });
     expect(quick.text).toMatch(/done — verdict: unverified/);
     expect(quick.text).toContain('summary:\n  Nothing to do.');
@@ -168,9 +159,8 @@ describe('where a worktree task starts', () => {
   }
 
   it('starts from the uncommitted changes, leaves them alone, and the patch has only the worker change', async ({
+    startWith,
     world,
-    provider,
-    server,
   }) => {
     writeFileSync(join(world.project, 'src/add.js'), FIXED_ADD); // modified, not staged
     writeFileSync(join(world.project, 'staged.txt'), 'staged\n');
@@ -180,7 +170,7 @@ describe('where a worktree task starts', () => {
     writeFileSync(join(world.project, 'debug.log'), 'ignored\n');
     const before = userState(world);
     const head = git(world.project, 'rev-parse', 'HEAD');
-    const handle = await startWith({ world, provider, server }, [
+    const handle = await startWith([
       use('write_file', { path: 'worker.txt', content: 'from the worker\n' }),
       { text: 'Added worker.txt.' },
     ]);
@@ -217,15 +207,11 @@ describe('where a worktree task starts', () => {
   });
 
   it('base_branch starts from the commit as before; a repository with no commits is refused, leaving nothing', async ({
+    startWith,
     world,
-    provider,
-    server,
   }) => {
     writeFileSync(join(world.project, 'src/add.js'), FIXED_ADD);
-    const handle = await startWith({ world, provider, server }, [
-      { text: 'Nothing.' },
-      { text: 'Nothing.' },
-    ]);
+    const handle = await startWith([{ text: 'Nothing.' }, { text: 'Nothing.' }]);
     const fromHead = await handle.callText('task_start', {
       task: 'Look',
       base_branch: 'HEAD',

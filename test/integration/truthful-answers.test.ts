@@ -3,39 +3,41 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import type { FakeReply } from '../helpers/fake-provider.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
-
-it.override('repository', null);
+import { taskTest } from '../helpers/task-world.ts';
 
 /** The built server with one profile of `format` on a fake provider that answers `reply`. */
-async function serve(
-  { world, provider, server }: TaskWorld,
-  format: 'openai' | 'anthropic',
-  respond: FakeReply | ((body: any) => FakeReply),
-  model = 'worker-model',
-): Promise<ServerHandle> {
-  const fake = await provider.start({
-    respond: (request) => (typeof respond === 'function' ? respond(request.body) : respond),
-  });
-  world.writeConfig({
-    profiles: {
-      w: {
-        format,
-        baseUrl: format === 'openai' ? fake.openaiBaseUrl : fake.url,
-        model,
-        local: true,
-      },
+const it = taskTest.extend(
+  'serve',
+  ({ world, provider, server }) =>
+    async (
+      format: 'openai' | 'anthropic',
+      respond: FakeReply | ((body: any) => FakeReply),
+      model = 'worker-model',
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({
+        respond: (request) => (typeof respond === 'function' ? respond(request.body) : respond),
+      });
+      world.writeConfig({
+        profiles: {
+          w: {
+            format,
+            baseUrl: format === 'openai' ? fake.openaiBaseUrl : fake.url,
+            model,
+            local: true,
+          },
+        },
+      });
+      return server.start(world.env);
     },
-  });
-  return server.start(world.env);
-}
+);
+it.override('repository', null);
 
 describe('a cut-off answer says so, first and in the usage line', () => {
   it.for([
     ['openai', 'length'],
     ['anthropic', 'max_tokens'],
-  ] as const)('%s finish %s', async ([format, stopReason], { world, provider, server }) => {
-    const handle = await serve({ world, provider, server }, format, {
+  ] as const)('%s finish %s', async ([format, stopReason], { serve }) => {
+    const handle = await serve(format, {
       text: 'The first three errors are',
       stopReason,
       usage: { output: 64 },
@@ -54,11 +56,9 @@ describe('a cut-off answer says so, first and in the usage line', () => {
   });
 
   it('Anthropic model_context_window_exceeded: cut off because the context is full', async ({
-    world,
-    provider,
-    server,
+    serve,
   }) => {
-    const handle = await serve({ world, provider, server }, 'anthropic', {
+    const handle = await serve('anthropic', {
       text: 'Partial',
       stopReason: 'model_context_window_exceeded',
       usage: { output: 10 },
@@ -70,11 +70,10 @@ describe('a cut-off answer says so, first and in the usage line', () => {
   });
 
   it('write_to: the file holds the answer, the result carries the notice', async ({
+    serve,
     world,
-    provider,
-    server,
   }) => {
-    const handle = await serve({ world, provider, server }, 'openai', {
+    const handle = await serve('openai', {
       text: 'def half(',
       stopReason: 'length',
       usage: { output: 5 },
@@ -90,12 +89,8 @@ describe('a cut-off answer says so, first and in the usage line', () => {
     expect(readFileSync(join(world.project, 'out/draft.py'), 'utf8')).toBe('def half(');
   });
 
-  it('delegate_batch: the cut-off job says so, the complete one does not', async ({
-    world,
-    provider,
-    server,
-  }) => {
-    const handle = await serve({ world, provider, server }, 'openai', (body) =>
+  it('delegate_batch: the cut-off job says so, the complete one does not', async ({ serve }) => {
+    const handle = await serve('openai', (body) =>
       JSON.stringify(body.messages).includes('job one')
         ? { text: 'Complete answer.' }
         : { text: 'Cut answ', stopReason: 'length', usage: { output: 3 } },
@@ -115,12 +110,8 @@ describe('a cut-off answer says so, first and in the usage line', () => {
 });
 
 describe('filtered and refused answers are reported as such', () => {
-  it('OpenAI content_filter: what came through, after the notice', async ({
-    world,
-    provider,
-    server,
-  }) => {
-    const handle = await serve({ world, provider, server }, 'openai', {
+  it('OpenAI content_filter: what came through, after the notice', async ({ serve }) => {
+    const handle = await serve('openai', {
       text: 'The log shows',
       stopReason: 'content_filter',
     });
@@ -133,12 +124,8 @@ describe('filtered and refused answers are reported as such', () => {
     expect(text).toMatch(/ · content filtered · /);
   });
 
-  it('OpenAI delta.refusal: the model’s own sentence, not "try again"', async ({
-    world,
-    provider,
-    server,
-  }) => {
-    const handle = await serve({ world, provider, server }, 'openai', {
+  it('OpenAI delta.refusal: the model’s own sentence, not "try again"', async ({ serve }) => {
+    const handle = await serve('openai', {
       refusal: "I'm sorry, but I can't help with writing malware.",
       chunkSize: 7,
     });
@@ -151,11 +138,9 @@ describe('filtered and refused answers are reported as such', () => {
   });
 
   it('Anthropic stop_reason refusal: its stop_details explanation and category', async ({
-    world,
-    provider,
-    server,
+    serve,
   }) => {
-    const handle = await serve({ world, provider, server }, 'anthropic', {
+    const handle = await serve('anthropic', {
       text: '',
       stopReason: 'refusal',
       stopDetails: { type: 'refusal', category: 'bio', explanation: 'This could enable harm.' },
@@ -166,12 +151,8 @@ describe('filtered and refused answers are reported as such', () => {
     expect(text).not.toMatch(/try again/);
   });
 
-  it('Anthropic refusal after some text: the text, with the refusal first', async ({
-    world,
-    provider,
-    server,
-  }) => {
-    const handle = await serve({ world, provider, server }, 'anthropic', {
+  it('Anthropic refusal after some text: the text, with the refusal first', async ({ serve }) => {
+    const handle = await serve('anthropic', {
       text: 'Step one is',
       stopReason: 'refusal',
     });
@@ -201,11 +182,10 @@ describe('reasoning models take max_completion_tokens', () => {
   } as const;
 
   it('retries once on the max_tokens 400, and sends max_completion_tokens from then on', async ({
-    world,
+    serve,
     provider,
-    server,
   }) => {
-    const handle = await serve({ world, provider, server }, 'openai', (body) =>
+    const handle = await serve('openai', (body) =>
       body.max_tokens !== undefined ? UNSUPPORTED : { text: 'Reasoned answer.' },
     );
     for (const task of ['first', 'second']) {
@@ -228,19 +208,18 @@ describe('reasoning models take max_completion_tokens', () => {
   });
 
   it('sends max_completion_tokens to a known reasoning model at once', async ({
-    world,
+    serve,
     provider,
-    server,
   }) => {
-    const handle = await serve({ world, provider, server }, 'openai', { text: 'ok' }, 'o4-mini');
+    const handle = await serve('openai', { text: 'ok' }, 'o4-mini');
     await handle.callText('delegate', { task: 'x', max_output_tokens: 300 });
     expect(provider.started!.requests).toHaveLength(1);
     expect(provider.started!.requests[0]!.body).toMatchObject({ max_completion_tokens: 300 });
     expect(provider.started!.requests[0]!.body.max_tokens).toBeUndefined();
   });
 
-  it('does not retry another 400', async ({ world, provider, server }) => {
-    const handle = await serve({ world, provider, server }, 'openai', {
+  it('does not retry another 400', async ({ serve, provider }) => {
+    const handle = await serve('openai', {
       kind: 'error',
       status: 400,
       body: { error: { message: "Invalid value for 'temperature'." } },
