@@ -2,13 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import type { FakeProviderOptions } from '../helpers/fake-provider.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import { CLOSED_URL, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const NO_BWRAP = { DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' };
-
-it.override('repository', null);
 
 function cli(
   world: TempEnv,
@@ -29,29 +27,32 @@ function cli(
   );
 }
 
-async function withWorker(
-  { world, provider }: Pick<TaskWorld, 'world' | 'provider'>,
-  reply: FakeProviderOptions = {},
-): Promise<void> {
-  const fake = await provider.start({
-    respond: () => ({ text: 'ERROR at 04:00: disk full.', model: 'qwen-test' }),
-    models: ['qwen-test'],
-    ...reply,
-  });
-  world.writeConfig({
-    defaultProfile: 'local',
-    profiles: {
-      local: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'qwen-test', local: true },
+const it = taskTest.extend(
+  'withWorker',
+  ({ world, provider }) =>
+    async (reply: FakeProviderOptions = {}): Promise<void> => {
+      const fake = await provider.start({
+        respond: () => ({ text: 'ERROR at 04:00: disk full.', model: 'qwen-test' }),
+        models: ['qwen-test'],
+        ...reply,
+      });
+      world.writeConfig({
+        defaultProfile: 'local',
+        profiles: {
+          local: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'qwen-test', local: true },
+        },
+      });
     },
-  });
-}
+);
+it.override('repository', null);
 
 describe('delegate run', () => {
   it('sends the task and the files to the worker and prints its answer and the usage line', async ({
+    withWorker,
     world,
     provider,
   }) => {
-    await withWorker({ world, provider });
+    await withWorker();
     const log = makeLog(40 * 1024);
     world.writeProjectFile('logs/app.log', log);
     const result = await cli(world, ['run', 'List every ERROR', 'logs/*.log']);
@@ -67,10 +68,11 @@ describe('delegate run', () => {
   });
 
   it('reads the task from stdin with `-`; errors are one clear line and a non-zero exit', async ({
+    withWorker,
     world,
     provider,
   }) => {
-    await withWorker({ world, provider });
+    await withWorker();
     const fromStdin = await cli(world, ['run', '-', '--profile', 'local'], { input: 'Say hi\n' });
     expect(fromStdin.status, fromStdin.stderr).toBe(0);
     expect(JSON.stringify(provider.started!.requests[0]!.body.messages)).toContain('Say hi');
@@ -97,11 +99,8 @@ describe('delegate run', () => {
     );
   });
 
-  it('shows a progress indicator on a terminal only', async ({ world, provider }) => {
-    await withWorker(
-      { world, provider },
-      { respond: () => ({ text: 'slow answer', delayMs: 700 }) },
-    );
+  it('shows a progress indicator on a terminal only', async ({ withWorker, world }) => {
+    await withWorker({ respond: () => ({ text: 'slow answer', delayMs: 700 }) });
     if (spawnSync('script', ['--version']).status !== 0) return;
     const child = spawn(
       'script',
@@ -124,10 +123,10 @@ describe('delegate run', () => {
 
 describe('delegate doctor', () => {
   it('passes with a reachable profile; the sandbox and Claude Code are warnings at most', async ({
+    withWorker,
     world,
-    provider,
   }) => {
-    await withWorker({ world, provider });
+    await withWorker();
     const result = await cli(world, ['doctor'], { env: NO_BWRAP });
     expect(result.status, result.stdout + result.stderr).toBe(0);
     const lines = result.stdout.split('\n');

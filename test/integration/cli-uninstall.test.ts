@@ -9,12 +9,9 @@ import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helper
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
-
-// Each test makes the repositories it needs.
-it.override('repository', null);
 
 interface CliRun {
   code: number;
@@ -45,28 +42,31 @@ const use = (name: string, input: Record<string, unknown>): FakeReply => ({
  * One server per project (tasks work under their server's project). Tasks whose text says
  * "hang here" wait on the model forever; the others write a file and end.
  */
-async function startServers(
-  { world, provider, server }: TaskWorld,
-  projects: string[],
-): Promise<ServerHandle[]> {
-  const writes = byAssistantTurn([
-    use('write_file', { path: 'worker.txt', content: 'from the worker\n' }),
-    { text: 'Wrote worker.txt.' },
-  ]);
-  const fake = await provider.start({
-    respond: ((request: RecordedRequest) =>
-      JSON.stringify(request.body.messages).includes('hang here')
-        ? { kind: 'hang' }
-        : writes(request)) as never,
-  });
-  world.writeConfig({
-    profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
-  });
-  const servers: ServerHandle[] = [];
-  for (const project of projects)
-    servers.push(await server.start({ ...world.env, CLAUDE_PROJECT_DIR: project }));
-  return servers;
-}
+const it = taskTest.extend(
+  'startServers',
+  ({ world, provider, server }) =>
+    async (projects: string[]): Promise<ServerHandle[]> => {
+      const writes = byAssistantTurn([
+        use('write_file', { path: 'worker.txt', content: 'from the worker\n' }),
+        { text: 'Wrote worker.txt.' },
+      ]);
+      const fake = await provider.start({
+        respond: ((request: RecordedRequest) =>
+          JSON.stringify(request.body.messages).includes('hang here')
+            ? { kind: 'hang' }
+            : writes(request)) as never,
+      });
+      world.writeConfig({
+        profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+      });
+      const servers: ServerHandle[] = [];
+      for (const project of projects)
+        servers.push(await server.start({ ...world.env, CLAUDE_PROJECT_DIR: project }));
+      return servers;
+    },
+);
+// Each test makes the repositories it needs.
+it.override('repository', null);
 
 async function finishedTask(handle: ServerHandle, workdir: string): Promise<string> {
   const started = await handle.callText('task_start', { task: 'write worker.txt', workdir });
@@ -113,19 +113,15 @@ const worktrees = (repo: string) =>
 
 describe('delegate uninstall: task worktrees and branches', () => {
   it('lists, refuses while a task runs, dry-runs, refuses without --yes, then removes only what tasks made', async ({
+    startServers,
     world,
-    provider,
-    server,
   }) => {
     initRepository(world.project, BROKEN_ADD_PROJECT);
     git(world.project, 'branch', 'feature');
     git(world.project, 'branch', 'delegate/my-own-notes'); // The user's, not a task's.
     const other = join(world.root, 'other repo');
     initRepository(other, { 'README.md': 'other\n' });
-    const [handle, otherHandle] = await startServers({ world, provider, server }, [
-      world.project,
-      other,
-    ]);
+    const [handle, otherHandle] = await startServers([world.project, other]);
     const inProject = await finishedTask(handle!, world.project);
     const inOther = await finishedTask(otherHandle!, other);
     // A worktree whose task record is gone: found through the repository's record of it.
