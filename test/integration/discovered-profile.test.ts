@@ -6,7 +6,7 @@ import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helper
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { FIXED_ADD } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest, type TaskWorld } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
 // A fresh home (no config.json) and only a local server that lists an embedding model first.
@@ -14,38 +14,35 @@ const MODELS = ['nomic-embed-text:latest', 'qwen3-coder:30b'];
 const isReview = (request: RecordedRequest) =>
   JSON.stringify(request.body.messages).includes('Grade this change');
 
-async function startOn(
-  { world, provider, server }: TaskWorld,
-  serverName: string,
-  respond: (request: RecordedRequest) => FakeReply,
-  capabilities?: Record<string, string[]>,
-): Promise<ServerHandle> {
-  const fake = await provider.start({
-    models: MODELS,
-    respond,
-    ...(capabilities ? { capabilities } : {}),
-  });
-  return server.start({
-    ...world.env,
-    DELEGATE_DISCOVERY_URLS_FOR_TEST: `${serverName}=${fake.openaiBaseUrl}`,
-  });
-}
+const it = taskTest.extend(
+  'startOn',
+  ({ world, provider, server }) =>
+    async (
+      serverName: string,
+      respond: (request: RecordedRequest) => FakeReply,
+      capabilities?: Record<string, string[]>,
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({
+        models: MODELS,
+        respond,
+        ...(capabilities ? { capabilities } : {}),
+      });
+      return server.start({
+        ...world.env,
+        DELEGATE_DISCOVERY_URLS_FOR_TEST: `${serverName}=${fake.openaiBaseUrl}`,
+      });
+    },
+);
 
 describe('a discovered local server, with no configuration at all', () => {
   it('delegate answers with the chat model Ollama says can chat, not the embedding model listed first', async ({
-    world,
+    startOn,
     provider,
-    server,
   }) => {
-    const handle = await startOn(
-      { world, provider, server },
-      'Ollama',
-      () => ({ text: 'hello from qwen' }),
-      {
-        'nomic-embed-text:latest': ['embedding'],
-        'qwen3-coder:30b': ['completion', 'tools'],
-      },
-    );
+    const handle = await startOn('Ollama', () => ({ text: 'hello from qwen' }), {
+      'nomic-embed-text:latest': ['embedding'],
+      'qwen3-coder:30b': ['completion', 'tools'],
+    });
     const { text, isError } = await handle.callText('delegate', { task: 'Hi' });
     expect(isError, text).toBe(false);
     expect(text).toContain('hello from qwen');
@@ -65,16 +62,16 @@ describe('a discovered local server, with no configuration at all', () => {
   });
 
   it('task_start with no profile runs to done on the same server and model, and its review runs there too', async ({
+    startOn,
     world,
     provider,
-    server,
   }) => {
     const worker = byAssistantTurn([
       { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
       { text: 'Fixed add().' },
     ]);
     // Not Ollama: without /api/show the name tells the embedding model apart.
-    const handle = await startOn({ world, provider, server }, 'LM Studio', (request) =>
+    const handle = await startOn('LM Studio', (request) =>
       isReview(request) ? { text: 'VERDICT: pass\n- add() adds' } : worker(request),
     );
     const started = await handle.callText('task_start', {
@@ -105,11 +102,11 @@ describe('a discovered local server, with no configuration at all', () => {
   });
 
   it('delegate_batch and `delegate run` use it too, by default and by its name "local"', async ({
+    startOn,
     world,
     provider,
-    server,
   }) => {
-    const handle = await startOn({ world, provider, server }, 'LM Studio', () => ({
+    const handle = await startOn('LM Studio', () => ({
       text: 'batched',
     }));
     const batch = await handle.callText('delegate_batch', {

@@ -5,7 +5,7 @@ import { describe, expect } from 'vitest';
 import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
 import { git } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 
@@ -25,33 +25,36 @@ function fixingSteps(outside: string): FakeReply[] {
   ];
 }
 
-async function startWith(
-  { world, provider, server }: TaskWorld,
-  steps: FakeReply[],
-  config: Record<string, unknown>,
-  env: Record<string, string> = {},
-): Promise<ServerHandle> {
-  const fake = await provider.start({ respond: byAssistantTurn(steps) });
-  world.writeConfig({
-    ...config,
-    profiles: {
-      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (
+      steps: FakeReply[],
+      config: Record<string, unknown>,
+      env: Record<string, string> = {},
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({ respond: byAssistantTurn(steps) });
+      world.writeConfig({
+        ...config,
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+        },
+      });
+      return server.start({ ...world.env, ...env });
     },
-  });
-  return server.start({ ...world.env, ...env });
-}
+);
 
 const jobOf = (world: TempEnv, id: string) =>
   JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
 
 describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
   it('auto with the sandbox available: the work lands in the worktree, the test passes, nothing leaks', async ({
+    startWith,
     world,
     provider,
-    server,
   }) => {
     const outside = join(world.root, 'leak.txt');
-    const handle = await startWith({ world, provider, server }, fixingSteps(outside), {
+    const handle = await startWith(fixingSteps(outside), {
       sandbox: 'auto',
     });
     const started = await handle.callText('task_start', {
@@ -84,12 +87,11 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
   });
 
   it('auto without a usable sandbox: the task runs and every line says it ran unsandboxed', async ({
+    startWith,
     world,
-    provider,
-    server,
   }) => {
     const outside = join(world.root, 'leak.txt');
-    const handle = await startWith({ world, provider, server }, fixingSteps(outside), {}, NO_BWRAP);
+    const handle = await startWith(fixingSteps(outside), {}, NO_BWRAP);
     const started = await handle.callText('task_start', {
       task: 'Fix add()',
       test_command: 'node test.js',
@@ -112,16 +114,11 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
   });
 
   it('required without a usable sandbox: task_start refuses before anything is made or spent', async ({
+    startWith,
     world,
     provider,
-    server,
   }) => {
-    const handle = await startWith(
-      { world, provider, server },
-      [{ text: 'never' }],
-      { sandbox: 'required' },
-      NO_BWRAP,
-    );
+    const handle = await startWith([{ text: 'never' }], { sandbox: 'required' }, NO_BWRAP);
     const refused = await handle.callText('task_start', { task: 'Fix add()' });
     expect(refused.isError).toBe(true);
     expect(refused.text).toMatch(/^sandbox is "required" but the OS sandbox is not available here/);
@@ -133,11 +130,11 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
   });
 
   it('off is unsandboxed and says why; a project file cannot turn the sandbox off', async ({
+    startWith,
     world,
     provider,
-    server,
   }) => {
-    const handle = await startWith({ world, provider, server }, [{ text: 'Nothing to do.' }], {
+    const handle = await startWith([{ text: 'Nothing to do.' }], {
       sandbox: 'off',
     });
     const off = await handle.callText('task_start', { task: 'Look', wait_s: 30 });
@@ -162,9 +159,9 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
 
   for (const isolation of ['worktree', 'none'] as const) {
     it(`a task in a subdirectory runs commands and passes its test (required, isolation ${isolation})`, async ({
+      startWith,
       world,
       provider,
-      server,
     }) => {
       world.writeProjectFile(
         'pkg/test.js',
@@ -173,7 +170,6 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
       git(world.project, 'add', '-A');
       git(world.project, 'commit', '-qm', 'pkg');
       const handle = await startWith(
-        { world, provider, server },
         [bash('pwd; echo made > made.txt; ls'), { text: 'Made made.txt.' }],
         { sandbox: 'required' },
       );
@@ -202,8 +198,8 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     });
   }
 
-  it('refuses an allow_hosts entry that is not a host', async ({ world, provider, server }) => {
-    const handle = await startWith({ world, provider, server }, [{ text: 'never' }], {});
+  it('refuses an allow_hosts entry that is not a host', async ({ startWith }) => {
+    const handle = await startWith([{ text: 'never' }], {});
     const refused = await handle.callText('task_start', {
       task: 'x',
       allow_hosts: ['http://example.com/path'],

@@ -4,19 +4,11 @@ import { describe, expect } from 'vitest';
 import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses } from '../helpers/processes.ts';
-import { taskTest as it, type TaskWorld } from '../helpers/task-world.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { taskIdOf } from '../helpers/wait.ts';
 import { scaledMs } from '../helpers/timing.ts';
 import { isProcessAlive } from '../../server/src/util/process-identity.ts';
-
-// Workers and their children are killed outright before the fixture stops the servers: some
-// hang on purpose, and a killed server leaves its tasks running.
-it.afterEach(({ world }) => {
-  for (const job of jobFiles(world))
-    for (const group of [job.worker?.pid, ...(job.childPgids ?? [])])
-      if (group) killQuietly(-group);
-});
 
 function jobFiles(
   world: TempEnv,
@@ -35,21 +27,32 @@ function processesWith(marker: string): number[] {
   return liveProcesses(({ commandLine }) => commandLine.includes(marker));
 }
 
-async function start(
-  { world, provider, server }: TaskWorld,
-  steps: FakeReply[] | ((request: RecordedRequest) => FakeReply),
-  pool = 2,
-): Promise<ServerHandle> {
-  const fake = await provider.start({
-    respond: Array.isArray(steps) ? byAssistantTurn(steps) : steps,
-  });
-  world.writeConfig({
-    profiles: {
-      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool },
+const it = taskTest.extend(
+  'start',
+  ({ world, provider, server }) =>
+    async (
+      steps: FakeReply[] | ((request: RecordedRequest) => FakeReply),
+      pool = 2,
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({
+        respond: Array.isArray(steps) ? byAssistantTurn(steps) : steps,
+      });
+      world.writeConfig({
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool },
+        },
+      });
+      return server.start(world.env);
     },
-  });
-  return server.start(world.env);
-}
+);
+
+// Workers and their children are killed outright before the fixture stops the servers: some
+// hang on purpose, and a killed server leaves its tasks running.
+it.afterEach(({ world }) => {
+  for (const job of jobFiles(world))
+    for (const group of [job.worker?.pid, ...(job.childPgids ?? [])])
+      if (group) killQuietly(-group);
+});
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + scaledMs(timeoutMs);
@@ -63,12 +66,11 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000)
 
 describe('tasks survive and are never lost', () => {
   it('SIGKILL the MCP server while 10 tasks run: a new server finds all 10 and every result', async ({
+    start,
     world,
-    provider,
     server,
   }) => {
     const first = await start(
-      { world, provider, server },
       [
         {
           toolUses: [{ name: 'write_file', input: { path: 'out.txt', content: 'work\n' } }],
@@ -97,12 +99,11 @@ describe('tasks survive and are never lost', () => {
   });
 
   it('SIGKILL a worker: the task is lost within one status call, its work salvaged', async ({
+    start,
     world,
-    provider,
-    server,
   }) => {
     let calls = 0;
-    const handle = await start({ world, provider, server }, () =>
+    const handle = await start(() =>
       ++calls === 1
         ? {
             toolUses: [{ name: 'write_file', input: { path: 'half.txt', content: 'half done\n' } }],
@@ -126,8 +127,8 @@ describe('tasks survive and are never lost', () => {
 
   it(
     'task_cancel leaves no process of the tree alive (run_bash with grandchildren), 20 trials',
-    async ({ world, provider, server }) => {
-      const handle = await start({ world, provider, server }, (request) => {
+    async ({ start }) => {
+      const handle = await start((request) => {
         const trial = /trial (\d+)/.exec(JSON.stringify(request.body.messages))?.[1] ?? '0';
         return {
           toolUses: [
