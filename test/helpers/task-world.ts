@@ -1,9 +1,14 @@
 /**
- * The task world for integration suites, as vitest fixtures: a private temp env with a git
- * project, the scripted fake providers a test starts, and the MCP servers it starts over stdio.
- * Whatever a test starts is ended after it, in the order that leaves nothing behind: the servers
- * (their tasks cancelled first, so no new worker starts), the task workers (they may still be
- * salvaging), the fake providers they called, then the temp dirs.
+ * The task world for integration suites, as vitest fixtures: `world` (a private temp env whose
+ * project is a git repository of `repository`), `provider` (the scripted fake providers a test
+ * starts), `server` (the MCP servers it starts over stdio) and `cli` (long-running CLI
+ * processes). Whatever a test starts is ended after it, in the order that leaves nothing
+ * behind: the CLI processes and the servers (their tasks cancelled first, so no new worker
+ * starts), the task workers (they may still be salvaging), the fake providers they called, then
+ * the temp dirs.
+ *
+ * A suite adds its own start-up helper as a fixture (`taskTest.extend('startWith', …)`), and
+ * one that needs no repository says `it.override('repository', null)`.
  */
 import { test } from 'vitest';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from './fake-provider.ts';
@@ -24,8 +29,6 @@ export interface ProviderLauncher {
 export interface ServerLauncher {
   /** Starts a server with `env` (default: the world's env). */
   start(env?: Record<string, string>, cwd?: string): Promise<ServerHandle>;
-  /** The server started last; undefined before the test starts one. */
-  readonly started: ServerHandle | undefined;
 }
 
 /** The long-running CLI processes of one test (`delegate wait`, `watch`…), all stopped after it. */
@@ -37,7 +40,7 @@ export interface CliLauncher {
   ): CliProcess;
 }
 
-/** The three fixtures together, for a suite's own start-up helper. */
+/** The three fixtures a suite's start-up helper takes. */
 export interface TaskWorld {
   world: TempEnv;
   provider: ProviderLauncher;
@@ -84,6 +87,7 @@ export const taskTest = test
       },
     };
   })
+  // Depending on `provider` makes vitest stop the servers before it closes the providers.
   .extend('server', ({ world, provider: _provider }, { onCleanup }): ServerLauncher => {
     const servers: ServerHandle[] = [];
     onCleanup(async () => {
@@ -95,9 +99,6 @@ export const taskTest = test
         const server = await startServer(env, cwd);
         servers.push(server);
         return server;
-      },
-      get started() {
-        return servers.at(-1);
       },
     };
   })
