@@ -1,23 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { describe, expect } from 'vitest';
+import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
 
-let world: TempEnv;
-let server: ServerHandle | undefined;
-
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  world.cleanup();
-});
+it.override('repository', null);
 
 describe('agents_list', () => {
-  it("lists the plugin's shipped workers and the project's agents, the project winning", async () => {
+  it("lists the plugin's shipped workers and the project's agents, the project winning", async ({
+    world,
+    server: servers,
+  }) => {
     world.writeProjectFile(
       '.claude/agents/security-reviewer.md',
       '---\nname: security-reviewer\ndescription: Our own audit\ntools: Read, Grep\nmodel: opus\n---\nAudit.',
@@ -26,7 +19,7 @@ describe('agents_list', () => {
       '.claude/agents/migrations.md',
       '---\ndescription: Writes database migrations\ndelegate-profile: code\nmax-turns: 8\n---\nMigrate.',
     );
-    server = await startServer(world.env, world.project);
+    const server = await servers.start(world.env, world.project);
     const { text, isError } = await server.callText('agents_list', {});
     expect(isError).toBe(false);
     const [header, ...lines] = text.split('\n');
@@ -53,7 +46,10 @@ describe('agents_list', () => {
     expect(lines).toHaveLength(6);
   });
 
-  it('takes the plugin root from $CLAUDE_PLUGIN_ROOT and a sub-project from workdir', async () => {
+  it('takes the plugin root from $CLAUDE_PLUGIN_ROOT and a sub-project from workdir', async ({
+    world,
+    server: servers,
+  }) => {
     const plugin = join(world.root, 'plugin');
     mkdirSync(join(plugin, 'workers'), { recursive: true });
     writeFileSync(
@@ -67,7 +63,7 @@ describe('agents_list', () => {
       '---\ndescription: Writes docs\n---\nDocs.',
     );
     world.writeProjectFile('.claude/agents/hidden.md', 'Not listed for another workdir.');
-    server = await startServer({ ...world.env, CLAUDE_PLUGIN_ROOT: plugin });
+    const server = await servers.start({ ...world.env, CLAUDE_PLUGIN_ROOT: plugin });
     const { text } = await server.callText('agents_list', { workdir: 'packages/other' });
     expect(text.split('\n').slice(1)).toEqual([
       'docs — Writes docs [project-skill: .claude/skills/docs/SKILL.md]',
@@ -75,9 +71,12 @@ describe('agents_list', () => {
     ]);
   });
 
-  it('reports a broken file and a missing workdir as readable text', async () => {
+  it('reports a broken file and a missing workdir as readable text', async ({
+    world,
+    server: servers,
+  }) => {
     world.writeProjectFile('.claude/agents/broken.md', '---\ntools: [Read\n---\nBody');
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const listed = await server.callText('agents_list', {});
     expect(listed.text).toContain(
       `broken — INVALID: Agent file ${join(world.project, '.claude', 'agents', 'broken.md')} has invalid front matter`,

@@ -1,23 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { callModel } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import { usageReport } from '../../server/src/calls/usage-report.ts';
 import { loadConfig } from '../../server/src/profiles/load-config.ts';
 import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { appContext, FAST_CALLS } from '../helpers/app-context.ts';
-import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  world.cleanup();
-});
+import type { FakeReply } from '../helpers/fake-provider.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 
 const REQUEST: GenerateRequest = {
   messages: [{ role: 'user', content: [{ type: 'text', text: 'read a.txt' }] }],
@@ -32,25 +22,33 @@ const CUT_MID_TOOL_JSON: FakeReply = {
   cutAfterEvents: 4,
 };
 
-async function worker(replies: FakeReply[], budget?: object) {
-  fake = await startFakeProvider({ respond: replies });
-  world.writeConfig({
-    ...(budget ? { budget } : {}),
-    profiles: { w: { format: 'anthropic', baseUrl: fake.url, model: 'm', price: PRICE } },
-  });
-}
+const it = taskTest.extend(
+  'worker',
+  ({ world, provider }) =>
+    async (replies: FakeReply[], budget?: object) => {
+      const fake = await provider.start({ respond: replies });
+      world.writeConfig({
+        ...(budget ? { budget } : {}),
+        profiles: { w: { format: 'anthropic', baseUrl: fake.url, model: 'm', price: PRICE } },
+      });
+    },
+);
+it.override('repository', null);
 
-const call = () =>
+const call = (world: TempEnv) =>
   callModel({ request: REQUEST, bytesSent: 0, callOptions: FAST_CALLS }, appContext(world));
 
 describe('every attempt that reported usage is in the ledger', () => {
-  it('a stream cut mid tool-call JSON, retried: each cut attempt is billed and recorded', async () => {
+  it('a stream cut mid tool-call JSON, retried: each cut attempt is billed and recorded', async ({
+    worker,
+    world,
+  }) => {
     await worker([
       CUT_MID_TOOL_JSON,
       CUT_MID_TOOL_JSON,
       { text: 'done', usage: { input: 5_000, output: 3 } },
     ]);
-    const served = await call();
+    const served = await call(world);
     expect(served.result.attempts).toBe(3);
     const ledger = readLedger(world.dataHome);
     expect(ledger.map((record) => [record.outcome, record.attempts])).toEqual([
@@ -75,7 +73,10 @@ describe('every attempt that reported usage is in the ledger', () => {
     );
   });
 
-  it('a call whose four attempts are all cut fails with all four in the ledger', async () => {
+  it('a call whose four attempts are all cut fails with all four in the ledger', async ({
+    worker,
+    world,
+  }) => {
     await worker([CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON, CUT_MID_TOOL_JSON]);
     const spent: number[] = [];
     await expect(
@@ -103,7 +104,11 @@ describe('every attempt that reported usage is in the ledger', () => {
     );
   });
 
-  it('stops retrying when the daily cap cannot cover another attempt', async () => {
+  it('stops retrying when the daily cap cannot cover another attempt', async ({
+    worker,
+    world,
+    provider,
+  }) => {
     // 20 KB of text: each attempt's worst case is about $0.042 (20,2xx bytes at $2, the 1-hour
     // cache write rate, + 1,000 output tokens at $2); each cut attempt bills $0.020002.
     const big = { ...CUT_MID_TOOL_JSON, usage: { input: 20_000 } };
@@ -120,7 +125,7 @@ describe('every attempt that reported usage is in the ledger', () => {
     await expect(failing).rejects.toThrow(
       /Stopped retrying w: its attempts so far cost \$0\.04: .* over the daily cap of \$0\.075/,
     );
-    expect(fake!.requests).toHaveLength(2);
+    expect(provider.started!.requests).toHaveLength(2);
     const spent = readLedger(world.dataHome).reduce((total, record) => total + record.costUsd, 0);
     expect(spent).toBeCloseTo(0.040004, 12);
   });

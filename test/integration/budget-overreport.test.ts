@@ -1,33 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { readLedger } from '../../server/src/calls/ledger.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { killQuietly } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let servers: ServerHandle[] = [];
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close().catch(() => undefined)));
-  for (const server of servers) if (server.pid) killQuietly(server.pid);
-  servers = [];
-  await fake?.close();
-  fake = undefined;
-  world.cleanup();
-});
+// No git repository: these calls answer questions, they start no task.
+it.override('repository', null);
 
 const DAILY_USD = 0.01;
 
 describe('a daily cap under an endpoint that reports as much as it possibly could', () => {
-  it('3 processes × 10 concurrent calls: settled spend stays within the cap', async () => {
+  it('3 processes × 10 concurrent calls: settled spend stays within the cap', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
     // Every byte of the body as a token, all of it written to the 1-hour cache (2 × input), and
     // every output token allowed: far above the old estimate (a token per 3 bytes at the input
     // price), exactly the new reservation.
-    fake = await startFakeProvider({
+    const fake = await provider.start({
       respond: (request) => {
         const bytes = Buffer.byteLength(request.rawBody);
         const output = Number(request.body.max_tokens);
@@ -47,8 +36,7 @@ describe('a daily cap under an endpoint that reports as much as it possibly coul
         },
       },
     });
-    const started = await Promise.all(Array.from({ length: 3 }, () => startServer(world.env)));
-    servers.push(...started);
+    const started = await Promise.all(Array.from({ length: 3 }, () => servers.start(world.env)));
     const jobs = Array.from({ length: 10 }, (_, index) => ({
       id: `j${index}`,
       task: `job ${index}`,

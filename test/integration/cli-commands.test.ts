@@ -1,27 +1,13 @@
 import { execFile } from 'node:child_process';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 import { taskIdOf } from '../helpers/wait.ts';
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
+// The repository comes with the one test that runs a task.
+it.override('repository', null);
 
 interface Run {
   code: number;
@@ -29,7 +15,7 @@ interface Run {
   stderr: string;
 }
 
-function cli(...args: string[]): Promise<Run> {
+function cli(world: TempEnv, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -42,22 +28,24 @@ function cli(...args: string[]): Promise<Run> {
 }
 
 describe('delegate --version and --help', () => {
-  it('--version and -V print the version and exit 0', async () => {
+  it('--version and -V print the version and exit 0', async ({ world }) => {
     for (const flag of ['--version', '-V']) {
-      const run = await cli(flag);
+      const run = await cli(world, flag);
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/^delegate \d+\.\d+\.\d+\S*\n$/);
     }
   });
 
-  it('every command listed by --help has its own --help: usage, what it does, exit 0', async () => {
-    const overview = await cli('--help');
+  it('every command listed by --help has its own --help: usage, what it does, exit 0', async ({
+    world,
+  }) => {
+    const overview = await cli(world, '--help');
     expect(overview.code).toBe(0);
     const names = [...overview.stdout.matchAll(/^ {2}delegate ([a-z-]+)/gm)].map((m) => m[1]!);
     expect(names).toEqual(expect.arrayContaining(['run', 'tasks', 'result', 'cancel', 'cleanup']));
     for (const name of names) {
       for (const flag of ['--help', '-h']) {
-        const run = await cli(name, flag);
+        const run = await cli(world, name, flag);
         expect(run.code, `${name} ${flag}: ${run.stderr}`).toBe(0);
         expect(run.stderr).toBe('');
         expect(run.stdout).toMatch(
@@ -67,9 +55,9 @@ describe('delegate --version and --help', () => {
     }
   });
 
-  it('an unknown option is one readable line and exit 2', async () => {
+  it('an unknown option is one readable line and exit 2', async ({ world }) => {
     for (const name of ['run', 'tasks', 'result', 'cancel', 'cleanup', 'wait']) {
-      const run = await cli(name, '--bogus');
+      const run = await cli(world, name, '--bogus');
       expect(run.code).toBe(2);
       expect(run.stderr).toBe(
         `delegate ${name}: unknown option --bogus (see delegate ${name} --help)\n`,
@@ -79,50 +67,56 @@ describe('delegate --version and --help', () => {
 });
 
 describe('delegate tasks, result, cancel, cleanup', () => {
-  it('tasks --json with no tasks prints []', async () => {
-    const run = await cli('tasks', '--json');
+  it('tasks --json with no tasks prints []', async ({ world }) => {
+    const run = await cli(world, 'tasks', '--json');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([]);
   });
 
-  it('cancel, result and cleanup act on a real task and name delegate commands', async () => {
+  it('cancel, result and cleanup act on a real task and name delegate commands', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
     initRepository(world.project, BROKEN_ADD_PROJECT);
-    fake = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
+    const fake = await provider.start({ respond: () => ({ kind: 'hang' }) });
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const id = taskIdOf((await server.callText('task_start', { task: 'slow' })).text);
 
-    const listed = await cli('tasks', '--json');
+    const listed = await cli(world, 'tasks', '--json');
     expect(JSON.parse(listed.stdout)).toMatchObject([{ id, reviewed: false }]);
-    const refused = await cli('cleanup', id);
+    const refused = await cli(world, 'cleanup', id);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`cancel it with delegate cancel ${id} before cleaning it up`);
 
-    const cancelled = await cli('cancel', id);
+    const cancelled = await cli(world, 'cancel', id);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(cancelled.stdout).toMatch(new RegExp(`^${id} cancelled: .*→ delegate result ${id}`));
     expect(cancelled.stdout).toContain(`Work salvaged; see delegate result ${id}.`);
     expect(cancelled.stdout).not.toMatch(/task_(result|cleanup|cancel|status)/);
 
-    const text = await cli('result', id);
+    const text = await cli(world, 'result', id);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(`when done reviewing: delegate cleanup ${id}`);
     expect(text.stdout).not.toMatch(/task_(result|cleanup|cancel|status)/);
-    const json = await cli('result', id, '--json', '--patch');
+    const json = await cli(world, 'result', id, '--json', '--patch');
     expect(JSON.parse(json.stdout)).toMatchObject({ id, state: 'cancelled', ended: true });
-    expect(JSON.parse((await cli('tasks', '--json')).stdout)).toMatchObject([
+    expect(JSON.parse((await cli(world, 'tasks', '--json')).stdout)).toMatchObject([
       { id, reviewed: true },
     ]);
 
-    const cleaned = await cli('cleanup', id);
+    const cleaned = await cli(world, 'cleanup', id);
     expect(cleaned.code, cleaned.stderr).toBe(0);
     expect(cleaned.stdout).toMatch(new RegExp(`^${id}: cleaned up`));
-    expect(JSON.parse((await cli('tasks', '--json')).stdout)).toEqual([]);
-    const gone = await cli('result', id);
+    expect(JSON.parse((await cli(world, 'tasks', '--json')).stdout)).toEqual([]);
+    const gone = await cli(world, 'result', id);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('List them with delegate tasks.');
-    expect((await cli('cleanup', '--all-finished')).stdout).toBe('No ended tasks to clean up.\n');
+    expect((await cli(world, 'cleanup', '--all-finished')).stdout).toBe(
+      'No ended tasks to clean up.\n',
+    );
   });
 });

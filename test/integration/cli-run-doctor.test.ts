@@ -1,25 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { CLOSED_URL, createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
+import type { FakeProviderOptions } from '../helpers/fake-provider.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import { CLOSED_URL, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const NO_BWRAP = { DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' };
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  world.cleanup();
-});
-
-/** Asynchronous: the fake provider answers from this process, so it must not be blocked. */
 function cli(
+  world: TempEnv,
   args: string[],
   options: { env?: Record<string, string>; input?: string } = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -37,66 +27,79 @@ function cli(
   );
 }
 
-async function withWorker(reply: Parameters<typeof startFakeProvider>[0] = {}): Promise<void> {
-  fake = await startFakeProvider({
-    respond: () => ({ text: 'ERROR at 04:00: disk full.', model: 'qwen-test' }),
-    models: ['qwen-test'],
-    ...reply,
-  });
-  world.writeConfig({
-    defaultProfile: 'local',
-    profiles: {
-      local: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'qwen-test', local: true },
+const it = taskTest.extend(
+  'withWorker',
+  ({ world, provider }) =>
+    async (reply: FakeProviderOptions = {}): Promise<void> => {
+      const fake = await provider.start({
+        respond: () => ({ text: 'ERROR at 04:00: disk full.', model: 'qwen-test' }),
+        models: ['qwen-test'],
+        ...reply,
+      });
+      world.writeConfig({
+        defaultProfile: 'local',
+        profiles: {
+          local: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'qwen-test', local: true },
+        },
+      });
     },
-  });
-}
+);
+it.override('repository', null);
 
 describe('delegate run', () => {
-  it('sends the task and the files to the worker and prints its answer and the usage line', async () => {
+  it('sends the task and the files to the worker and prints its answer and the usage line', async ({
+    withWorker,
+    world,
+    provider,
+  }) => {
     await withWorker();
     const log = makeLog(40 * 1024);
     world.writeProjectFile('logs/app.log', log);
-    const result = await cli(['run', 'List every ERROR', 'logs/*.log']);
+    const result = await cli(world, ['run', 'List every ERROR', 'logs/*.log']);
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(
       /^ERROR at 04:00: disk full\.\n\n\[delegate: profile local · model qwen-test · .* · sent 40\.0 KB from 1 file\]\n$/,
     );
     // No terminal: no progress indicator.
     expect(result.stderr).toBe('');
-    const prompt = JSON.stringify(fake!.requests[0]!.body.messages);
+    const prompt = JSON.stringify(provider.started!.requests[0]!.body.messages);
     expect(prompt).toContain(JSON.stringify(log).slice(1, 200));
     expect(prompt).toContain('List every ERROR');
   });
 
-  it('reads the task from stdin with `-`; errors are one clear line and a non-zero exit', async () => {
+  it('reads the task from stdin with `-`; errors are one clear line and a non-zero exit', async ({
+    withWorker,
+    world,
+    provider,
+  }) => {
     await withWorker();
-    const fromStdin = await cli(['run', '-', '--profile', 'local'], { input: 'Say hi\n' });
+    const fromStdin = await cli(world, ['run', '-', '--profile', 'local'], { input: 'Say hi\n' });
     expect(fromStdin.status, fromStdin.stderr).toBe(0);
-    expect(JSON.stringify(fake!.requests[0]!.body.messages)).toContain('Say hi');
+    expect(JSON.stringify(provider.started!.requests[0]!.body.messages)).toContain('Say hi');
 
-    const outside = await cli(['run', 'Read it', '/etc/passwd']);
+    const outside = await cli(world, ['run', 'Read it', '/etc/passwd']);
     expect(outside.status).toBe(1);
     expect(outside.stderr).toMatch(/^delegate: .*outside the project/);
     expect(outside.stderr).not.toMatch(/\n\s+at /);
 
-    const unreachable = await cli(['run', 'x', '--profile', 'env'], {
+    const unreachable = await cli(world, ['run', 'x', '--profile', 'env'], {
       env: { DELEGATE_BASE_URL: CLOSED_URL, DELEGATE_MODEL: 'm' },
     });
     expect(unreachable.status).toBe(1);
     expect(unreachable.stderr).toMatch(/^delegate: Worker profile "env" .* Cannot reach .*\n$/);
 
-    const unknown = await cli(['run', 'x', '--profile', 'nope']);
+    const unknown = await cli(world, ['run', 'x', '--profile', 'nope']);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/^delegate: .*"nope".*\n$/);
 
-    const usage = await cli(['run']);
+    const usage = await cli(world, ['run']);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(
       /^delegate: say what the worker should do\.\nUsage: delegate run /,
     );
   });
 
-  it('shows a progress indicator on a terminal only', async () => {
+  it('shows a progress indicator on a terminal only', async ({ withWorker, world }) => {
     await withWorker({ respond: () => ({ text: 'slow answer', delayMs: 700 }) });
     if (spawnSync('script', ['--version']).status !== 0) return;
     const child = spawn(
@@ -119,9 +122,12 @@ describe('delegate run', () => {
 });
 
 describe('delegate doctor', () => {
-  it('passes with a reachable profile; the sandbox and Claude Code are warnings at most', async () => {
+  it('passes with a reachable profile; the sandbox and Claude Code are warnings at most', async ({
+    withWorker,
+    world,
+  }) => {
     await withWorker();
-    const result = await cli(['doctor'], { env: NO_BWRAP });
+    const result = await cli(world, ['doctor'], { env: NO_BWRAP });
     expect(result.status, result.stdout + result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
     expect(lines[0]).toMatch(/^ok {3}Node\.js v\d+/);
@@ -137,7 +143,9 @@ describe('delegate doctor', () => {
     expect(result.stdout).toMatch(/All checks passed\.\n$/);
   });
 
-  it('fails (exit 1) on an unreachable profile, a missing key, or a broken config', async () => {
+  it('fails (exit 1) on an unreachable profile, a missing key, or a broken config', async ({
+    world,
+  }) => {
     world.writeConfig({
       profiles: {
         dead: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', local: true },
@@ -149,14 +157,14 @@ describe('delegate doctor', () => {
         },
       },
     });
-    const result = await cli(['doctor'], { env: NO_BWRAP });
+    const result = await cli(world, ['doctor'], { env: NO_BWRAP });
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(/^FAIL profiles: a profile cannot be used as it stands/m);
     expect(result.stdout).toContain('check: FAILED');
     expect(result.stdout).toContain('key from $DOCTOR_TEST_KEY (NOT SET');
 
     world.writeConfig({ profiles: { bad: { format: 'nope' } } });
-    const broken = await cli(['doctor'], { env: NO_BWRAP });
+    const broken = await cli(world, ['doctor'], { env: NO_BWRAP });
     expect(broken.status).toBe(1);
     expect(broken.stdout).toMatch(/^FAIL config invalid: /m);
     expect(broken.stderr).toBe('');
@@ -164,10 +172,10 @@ describe('delegate doctor', () => {
 });
 
 describe('delegate usage', () => {
-  it('prints the ledger report; an unknown period is a usage error', async () => {
-    const result = await cli(['usage', 'today']);
+  it('prints the ledger report; an unknown period is a usage error', async ({ world }) => {
+    const result = await cli(world, ['usage', 'today']);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^Today \(\d{4}-\d\d-\d\d UTC\): no calls\./);
-    expect((await cli(['usage', 'yesterday'])).status).toBe(2);
+    expect((await cli(world, ['usage', 'yesterday'])).status).toBe(2);
   });
 });

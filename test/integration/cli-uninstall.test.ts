@@ -3,41 +3,15 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { makeWorktree } from '../../server/src/tasks/task-place.ts';
-import {
-  byAssistantTurn,
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-  type RecordedRequest,
-} from '../helpers/fake-provider.ts';
+import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let servers: ServerHandle[] = [];
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  for (const server of servers) {
-    const status = await server.callText('task_status', {}).catch(() => ({ text: '' }));
-    for (const id of status.text.match(/t_[a-z0-9]+/g) ?? [])
-      await server.callText('task_cancel', { task_id: id }).catch(() => undefined);
-    await server.close();
-  }
-  await settleWorkers(world.dataHome);
-  await fake?.close();
-  servers = [];
-  fake = undefined;
-  world.cleanup();
-});
+import type { TempEnv } from '../helpers/temp-env.ts';
 
 interface CliRun {
   code: number;
@@ -46,7 +20,7 @@ interface CliRun {
 }
 
 /** The built CLI, stdin a pipe (no terminal), as from CI. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+function cli(world: TempEnv, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -68,24 +42,31 @@ const use = (name: string, input: Record<string, unknown>): FakeReply => ({
  * One server per project (tasks work under their server's project). Tasks whose text says
  * "hang here" wait on the model forever; the others write a file and end.
  */
-async function startServers(projects: string[]): Promise<ServerHandle[]> {
-  const writes = byAssistantTurn([
-    use('write_file', { path: 'worker.txt', content: 'from the worker\n' }),
-    { text: 'Wrote worker.txt.' },
-  ]);
-  fake = await startFakeProvider({
-    respond: ((request: RecordedRequest) =>
-      JSON.stringify(request.body.messages).includes('hang here')
-        ? { kind: 'hang' }
-        : writes(request)) as never,
-  });
-  world.writeConfig({
-    profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
-  });
-  for (const project of projects)
-    servers.push(await startServer({ ...world.env, CLAUDE_PROJECT_DIR: project }));
-  return servers;
-}
+const it = taskTest.extend(
+  'startServers',
+  ({ world, provider, server }) =>
+    async (projects: string[]): Promise<ServerHandle[]> => {
+      const writes = byAssistantTurn([
+        use('write_file', { path: 'worker.txt', content: 'from the worker\n' }),
+        { text: 'Wrote worker.txt.' },
+      ]);
+      const fake = await provider.start({
+        respond: ((request: RecordedRequest) =>
+          JSON.stringify(request.body.messages).includes('hang here')
+            ? { kind: 'hang' }
+            : writes(request)) as never,
+      });
+      world.writeConfig({
+        profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+      });
+      const servers: ServerHandle[] = [];
+      for (const project of projects)
+        servers.push(await server.start({ ...world.env, CLAUDE_PROJECT_DIR: project }));
+      return servers;
+    },
+);
+// Each test makes the repositories it needs.
+it.override('repository', null);
 
 async function finishedTask(handle: ServerHandle, workdir: string): Promise<string> {
   const started = await handle.callText('task_start', { task: 'write worker.txt', workdir });
@@ -96,7 +77,7 @@ async function finishedTask(handle: ServerHandle, workdir: string): Promise<stri
 }
 
 /** Everything uninstall may touch, as text: refs and worktrees per repository, settings, data home. */
-function snapshot(repositories: string[]): string {
+function snapshot(world: TempEnv, repositories: string[]): string {
   const perRepository = repositories.map((repo) =>
     [
       git(repo, 'for-each-ref', '--format=%(refname) %(objectname)'),
@@ -131,7 +112,10 @@ const worktrees = (repo: string) =>
     .filter((line) => line.startsWith('worktree '));
 
 describe('delegate uninstall: task worktrees and branches', () => {
-  it('lists, refuses while a task runs, dry-runs, refuses without --yes, then removes only what tasks made', async () => {
+  it('lists, refuses while a task runs, dry-runs, refuses without --yes, then removes only what tasks made', async ({
+    startServers,
+    world,
+  }) => {
     initRepository(world.project, BROKEN_ADD_PROJECT);
     git(world.project, 'branch', 'feature');
     git(world.project, 'branch', 'delegate/my-own-notes'); // The user's, not a task's.
@@ -147,7 +131,7 @@ describe('delegate uninstall: task worktrees and branches', () => {
     );
     await pollTaskStatus(handle!, running, / running/);
     const repositories = [world.project, other];
-    const before = snapshot(repositories);
+    const before = snapshot(world, repositories);
     expect(branches(world.project)).toEqual(
       [
         'delegate/my-own-notes',
@@ -159,19 +143,19 @@ describe('delegate uninstall: task worktrees and branches', () => {
       ].sort(),
     );
 
-    const refused = await cli(['uninstall', '--yes']);
+    const refused = await cli(world, ['uninstall', '--yes']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('nothing was removed: 1 task is still running');
     expect(refused.stderr).toContain(
       `${running} (running, ${world.project}): delegate cancel ${running}`,
     );
-    expect(snapshot(repositories)).toBe(before);
+    expect(snapshot(world, repositories)).toBe(before);
 
     expect((await handle!.callText('task_cancel', { task_id: running })).text).toContain(
       'cancelled',
     );
-    const afterCancel = snapshot(repositories);
-    const dryRun = await cli(['uninstall', '--dry-run']);
+    const afterCancel = snapshot(world, repositories);
+    const dryRun = await cli(world, ['uninstall', '--dry-run']);
     expect(dryRun.code, dryRun.stderr).toBe(0);
     for (const [id, repo] of [
       [inProject, world.project],
@@ -191,14 +175,14 @@ describe('delegate uninstall: task worktrees and branches', () => {
     expect(dryRun.stdout).toContain('    branch delegate/t_orph01 (');
     expect(dryRun.stdout).not.toContain('my-own-notes');
     expect(dryRun.stdout).toContain(`Kept: the data home ${world.dataHome}`);
-    expect(snapshot(repositories)).toBe(afterCancel);
+    expect(snapshot(world, repositories)).toBe(afterCancel);
 
-    const unconfirmed = await cli(['uninstall']);
+    const unconfirmed = await cli(world, ['uninstall']);
     expect(unconfirmed.code).toBe(1);
     expect(unconfirmed.stderr).toContain('Run delegate uninstall --yes to remove the above');
-    expect(snapshot(repositories)).toBe(afterCancel);
+    expect(snapshot(world, repositories)).toBe(afterCancel);
 
-    const done = await cli(['uninstall', '--yes']);
+    const done = await cli(world, ['uninstall', '--yes']);
     expect(done.code, done.stdout + done.stderr).toBe(0);
     expect(done.stdout).toContain('/plugin uninstall delegate@delegate');
     expect(branches(world.project)).toEqual(['delegate/my-own-notes', 'feature', 'main']);
@@ -211,26 +195,28 @@ describe('delegate uninstall: task worktrees and branches', () => {
     expect(existsSync(join(world.dataHome, 'config.json'))).toBe(true);
     expect(existsSync(join(world.dataHome, 'jobs', inProject, 'job.json'))).toBe(true);
 
-    const again = await cli(['uninstall', '--dry-run']);
+    const again = await cli(world, ['uninstall', '--dry-run']);
     expect(again.stdout).toContain("nothing of delegate's to remove");
   });
 
-  it('--purge-data removes the data home; one that holds the home folder is refused', async () => {
+  it('--purge-data removes the data home; one that holds the home folder is refused', async ({
+    world,
+  }) => {
     initRepository(world.project, { 'a.txt': 'a\n' });
     await makeWorktree('t_purge1', world.project, undefined, world.dataHome);
     world.writeConfig({ profiles: {} });
-    const dryRun = await cli(['uninstall', '--dry-run', '--purge-data']);
+    const dryRun = await cli(world, ['uninstall', '--dry-run', '--purge-data']);
     expect(dryRun.stdout).toContain(`  the data home ${world.dataHome} (`);
     expect(existsSync(world.dataHome)).toBe(true);
 
-    const refused = await cli(['uninstall', '--yes', '--purge-data'], {
+    const refused = await cli(world, ['uninstall', '--yes', '--purge-data'], {
       DELEGATE_HOME: world.root,
     });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`it holds your home folder ${world.home}`);
     expect(existsSync(world.home)).toBe(true);
 
-    const purged = await cli(['uninstall', '--yes', '--purge-data']);
+    const purged = await cli(world, ['uninstall', '--yes', '--purge-data']);
     expect(purged.code, purged.stdout + purged.stderr).toBe(0);
     expect(existsSync(world.dataHome)).toBe(false);
     expect(branches(world.project)).toEqual(['main']);
@@ -238,7 +224,9 @@ describe('delegate uninstall: task worktrees and branches', () => {
   });
 });
 
-it("a task branch checked out in a worktree of the user's is kept, and so is that worktree", async () => {
+it("a task branch checked out in a worktree of the user's is kept, and so is that worktree", async ({
+  world,
+}) => {
   initRepository(world.project, { 'a.txt': 'a\n' });
   const made = await makeWorktree('t_user01', world.project, undefined, world.dataHome);
   git(world.project, 'worktree', 'remove', made.worktreePath!);
@@ -247,7 +235,7 @@ it("a task branch checked out in a worktree of the user's is kept, and so is tha
   writeFileSync(join(mine, 'edit.txt'), 'uncommitted work\n');
   await makeWorktree('t_ours01', world.project, undefined, world.dataHome);
 
-  const done = await cli(['uninstall', '--yes']);
+  const done = await cli(world, ['uninstall', '--yes']);
   expect(done.code, done.stdout + done.stderr).toBe(0);
   expect(done.stdout).toContain(
     `Skipped: ${world.project}: branch delegate/t_user01 is kept: it is checked out in ${mine}.`,
@@ -258,23 +246,23 @@ it("a task branch checked out in a worktree of the user's is kept, and so is tha
 });
 
 describe('delegate uninstall: the status line', () => {
-  const claudeDir = () => join(world.home, '.claude');
-  const settingsFile = () => join(claudeDir(), 'settings.json');
+  const claudeDir = (world: TempEnv) => join(world.home, '.claude');
+  const settingsFile = (world: TempEnv) => join(claudeDir(world), 'settings.json');
   const mine = { type: 'command', command: 'printf mine', padding: 1 };
 
-  it.each([
+  it.for<[string, object | undefined]>([
     ['no settings file before', undefined],
     ['settings without a status line', { model: 'opus', permissions: { allow: ['Bash(ls)'] } }],
     ['settings with a status line of its own', { model: 'opus', statusLine: mine }],
-  ])('%s: puts the settings back as they were', async (_name, original) => {
+  ])('%s: puts the settings back as they were', async ([, original], { world }) => {
     if (original) {
-      mkdirSync(claudeDir(), { recursive: true });
-      writeFileSync(settingsFile(), JSON.stringify(original));
+      mkdirSync(claudeDir(world), { recursive: true });
+      writeFileSync(settingsFile(world), JSON.stringify(original));
     }
-    expect((await cli(['statusline', 'install'])).code).toBe(0);
-    const installed = readFileSync(settingsFile(), 'utf8');
-    const dryRun = await cli(['uninstall', '--dry-run']);
-    expect(dryRun.stdout).toContain(`  status line: delegate's entry in ${settingsFile()}`);
+    expect((await cli(world, ['statusline', 'install'])).code).toBe(0);
+    const installed = readFileSync(settingsFile(world), 'utf8');
+    const dryRun = await cli(world, ['uninstall', '--dry-run']);
+    expect(dryRun.stdout).toContain(`  status line: delegate's entry in ${settingsFile(world)}`);
     expect(dryRun.stdout).toContain(join(world.dataHome, 'bin', 'delegate-statusline.sh'));
     if (original) {
       // Install backed the settings up; uninstall keeps the copy and says where it is.
@@ -285,26 +273,30 @@ describe('delegate uninstall: the status line', () => {
     if (original && 'statusLine' in original) {
       expect(dryRun.stdout).toContain('your previous status line (`printf mine`) is put back');
     }
-    expect(readFileSync(settingsFile(), 'utf8')).toBe(installed);
+    expect(readFileSync(settingsFile(world), 'utf8')).toBe(installed);
 
-    const done = await cli(['uninstall', '--yes']);
+    const done = await cli(world, ['uninstall', '--yes']);
     expect(done.code, done.stdout + done.stderr).toBe(0);
-    if (original) expect(JSON.parse(readFileSync(settingsFile(), 'utf8'))).toEqual(original);
-    else expect(existsSync(settingsFile())).toBe(false);
+    if (original) expect(JSON.parse(readFileSync(settingsFile(world), 'utf8'))).toEqual(original);
+    else expect(existsSync(settingsFile(world))).toBe(false);
     expect(readdirSync(join(world.dataHome))).not.toContain('statusline');
     expect(existsSync(join(world.dataHome, 'bin', 'delegate-statusline.sh'))).toBe(false);
   });
 
-  it('also removes an install made into another CLAUDE_CONFIG_DIR, and leaves a status line that is not delegate’s', async () => {
+  it('also removes an install made into another CLAUDE_CONFIG_DIR, and leaves a status line that is not delegate’s', async ({
+    world,
+  }) => {
     const elsewhere = join(world.root, 'other-claude');
     mkdirSync(elsewhere);
     writeFileSync(join(elsewhere, 'settings.json'), JSON.stringify({ statusLine: mine }));
-    expect((await cli(['statusline', 'install'], { CLAUDE_CONFIG_DIR: elsewhere })).code).toBe(0);
-    mkdirSync(claudeDir(), { recursive: true });
+    expect(
+      (await cli(world, ['statusline', 'install'], { CLAUDE_CONFIG_DIR: elsewhere })).code,
+    ).toBe(0);
+    mkdirSync(claudeDir(world), { recursive: true });
     const notOurs = JSON.stringify({ statusLine: { type: 'command', command: 'echo theirs' } });
-    writeFileSync(settingsFile(), notOurs);
+    writeFileSync(settingsFile(world), notOurs);
 
-    const done = await cli(['uninstall', '--yes']);
+    const done = await cli(world, ['uninstall', '--yes']);
     expect(done.code, done.stdout + done.stderr).toBe(0);
     expect(done.stdout).toContain(
       `status line: delegate's entry in ${join(elsewhere, 'settings.json')}`,
@@ -312,42 +304,44 @@ describe('delegate uninstall: the status line', () => {
     expect(JSON.parse(readFileSync(join(elsewhere, 'settings.json'), 'utf8'))).toEqual({
       statusLine: mine,
     });
-    expect(readFileSync(settingsFile(), 'utf8')).toBe(notOurs);
+    expect(readFileSync(settingsFile(world), 'utf8')).toBe(notOurs);
   });
 
-  it('a settings file that is not JSON is reported and left alone; the rest goes on', async () => {
-    mkdirSync(claudeDir(), { recursive: true });
-    writeFileSync(settingsFile(), '{ not json');
+  it('a settings file that is not JSON is reported and left alone; the rest goes on', async ({
+    world,
+  }) => {
+    mkdirSync(claudeDir(world), { recursive: true });
+    writeFileSync(settingsFile(world), '{ not json');
     initRepository(world.project, { 'a.txt': 'a\n' });
     await makeWorktree('t_badjs1', world.project, undefined, world.dataHome);
-    const done = await cli(['uninstall', '--yes']);
+    const done = await cli(world, ['uninstall', '--yes']);
     expect(done.code, done.stdout + done.stderr).toBe(0);
-    expect(done.stdout).toContain(`Skipped: ${settingsFile()} is not valid JSON`);
-    expect(readFileSync(settingsFile(), 'utf8')).toBe('{ not json');
+    expect(done.stdout).toContain(`Skipped: ${settingsFile(world)} is not valid JSON`);
+    expect(readFileSync(settingsFile(world), 'utf8')).toBe('{ not json');
     expect(branches(world.project)).toEqual(['main']);
   });
 });
 
-it('delegate uninstall --help and a wrong option', async () => {
-  const help = await cli(['uninstall', '--help']);
+it('delegate uninstall --help and a wrong option', async ({ world }) => {
+  const help = await cli(world, ['uninstall', '--help']);
   expect(help.code).toBe(0);
   expect(help.stdout).toMatch(
     /^Usage: delegate uninstall \[--dry-run\] \[--yes\] \[--purge-data\]/,
   );
-  const wrong = await cli(['uninstall', '--force']);
+  const wrong = await cli(world, ['uninstall', '--force']);
   expect(wrong.code).toBe(2);
   expect(wrong.stderr).toBe(
     'delegate uninstall: unknown option --force (see delegate uninstall --help)\n',
   );
   rmSync(world.dataHome, { recursive: true, force: true });
-  const nothing = await cli(['uninstall', '--dry-run']);
+  const nothing = await cli(world, ['uninstall', '--dry-run']);
   expect(nothing.stdout).toBe(
     "delegate uninstall: nothing of delegate's to remove (no status line entry, task worktree or delegate/* branch found).\n",
   );
 });
 
 /** The CLI on a terminal (util-linux `script` gives it one), answering the prompt with `answer`. */
-async function onTerminal(args: string[], answer: string): Promise<string> {
+async function onTerminal(world: TempEnv, args: string[], answer: string): Promise<string> {
   const command = [process.execPath, CLI_BUNDLE, ...args].map((word) => `'${word}'`).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     env: world.env,
@@ -366,14 +360,14 @@ async function onTerminal(args: string[], answer: string): Promise<string> {
   return transcript;
 }
 
-it('on a terminal it asks, and only "y" removes', async () => {
+it('on a terminal it asks, and only "y" removes', async ({ world }) => {
   if (spawnSync('script', ['--version']).status !== 0) return;
   initRepository(world.project, { 'a.txt': 'a\n' });
   await makeWorktree('t_tty001', world.project, undefined, world.dataHome);
-  const declined = await onTerminal(['uninstall'], 'n');
+  const declined = await onTerminal(world, ['uninstall'], 'n');
   expect(declined).toContain('Nothing was removed.');
   expect(branches(world.project)).toEqual(['delegate/t_tty001', 'main']);
-  const accepted = await onTerminal(['uninstall'], 'y');
+  const accepted = await onTerminal(world, ['uninstall'], 'y');
   expect(accepted).toContain('Removed branch delegate/t_tty001');
   expect(branches(world.project)).toEqual(['main']);
 });

@@ -1,37 +1,28 @@
 import { existsSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { announcedPath } from '../../server/src/store/status-key.ts';
-import { startCli, type CliProcess } from '../helpers/cli-process.ts';
+import type { CliProcess } from '../helpers/cli-process.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it, type CliLauncher } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs, settle } from '../helpers/timing.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-let world: TempEnv;
-let other: string;
-let running: CliProcess[] = [];
-beforeEach(() => {
-  world = createTempEnv();
-  other = join(world.root, 'other-project');
-  mkdirSync(other);
-});
-afterEach(async () => {
-  await Promise.all(running.map((process) => process.stop()));
-  running = [];
-  world.cleanup();
+it.override('repository', null);
+
+/** A second project whose tasks this project's watcher must not print. */
+const otherProject = (world: TempEnv) => join(world.root, 'other-project');
+it.beforeEach(({ world }) => {
+  mkdirSync(otherProject(world));
 });
 
-const task = (fields: Parameters<typeof writeTask>[2], project = world.project) =>
+const task = (world: TempEnv, fields: Parameters<typeof writeTask>[2], project = world.project) =>
   writeTask(world.dataHome, project, fields);
 const ended = () => ({ endedAt: new Date().toISOString() });
 
-function watch(env: Record<string, string> = {}): CliProcess {
-  const watcher = startCli(['watch'], { env: { ...world.env, ...env }, cwd: world.project });
-  running.push(watcher);
-  return watcher;
-}
+const watch = (cli: CliLauncher): CliProcess => cli.start(['watch']);
 
 /** The watcher has read the jobs once (its record exists or it had nothing to record). */
 async function settled(watcher: CliProcess, ms = 1_000): Promise<void> {
@@ -40,21 +31,32 @@ async function settled(watcher: CliProcess, ms = 1_000): Promise<void> {
 }
 
 describe('delegate watch (the monitor)', () => {
-  it('prints each transition of this project once: a question, then the result; nothing else', async () => {
-    await task({ id: 't_ours01', state: 'running', step: 1 });
-    await task({ id: 't_other1', state: 'running' }, other);
-    const watcher = watch();
+  it('prints each transition of this project once: a question, then the result; nothing else', async ({
+    world,
+    cli,
+  }) => {
+    await task(world, { id: 't_ours01', state: 'running', step: 1 });
+    await task(world, { id: 't_other1', state: 'running' }, otherProject(world));
+    const watcher = watch(cli);
     await settled(watcher);
     expect(watcher.lines()).toEqual([]);
 
-    await task({ id: 't_ours01', state: 'needs_input', question: 'Which database?\nPostgres?' });
+    await task(world, {
+      id: 't_ours01',
+      state: 'needs_input',
+      question: 'Which database?\nPostgres?',
+    });
     await waitFor(() => watcher.lines().length === 1, 5_000);
     // Answered: running again, which is no news.
-    await task({ id: 't_ours01', state: 'running', step: 3, activity: 'editing db.ts' });
+    await task(world, { id: 't_ours01', state: 'running', step: 3, activity: 'editing db.ts' });
     await settle(500);
-    await task({ id: 't_other1', state: 'done', verdict: 'passed', ...ended() }, other);
-    await task({ id: 't_cancel', state: 'cancelled', ...ended() });
-    await task({
+    await task(
+      world,
+      { id: 't_other1', state: 'done', verdict: 'passed', ...ended() },
+      otherProject(world),
+    );
+    await task(world, { id: 't_cancel', state: 'cancelled', ...ended() });
+    await task(world, {
       id: 't_ours01',
       state: 'done',
       verdict: 'passed',
@@ -64,7 +66,12 @@ describe('delegate watch (the monitor)', () => {
       ...ended(),
     });
     await waitFor(() => watcher.lines().length === 2, 5_000);
-    await task({ id: 't_fail01', state: 'failed', error: 'budget reached: $1.00', ...ended() });
+    await task(world, {
+      id: 't_fail01',
+      state: 'failed',
+      error: 'budget reached: $1.00',
+      ...ended(),
+    });
     await waitFor(() => watcher.lines().length === 3, 5_000);
     await settle(1_000);
     expect(watcher.lines()).toEqual([
@@ -75,11 +82,11 @@ describe('delegate watch (the monitor)', () => {
     expect(watcher.stderr()).toBe('');
   });
 
-  it('prints nothing and uses almost no CPU while nothing changes', async () => {
+  it('prints nothing and uses almost no CPU while nothing changes', async ({ world, cli }) => {
     for (const id of ['t_idle01', 't_idle02', 't_idle03'])
-      await task({ id, state: 'done', verdict: 'passed', ...ended() });
-    await task({ id: 't_idle04', state: 'running', step: 4 });
-    const watcher = watch();
+      await task(world, { id, state: 'done', verdict: 'passed', ...ended() });
+    await task(world, { id: 't_idle04', state: 'running', step: 4 });
+    const watcher = watch(cli);
     await waitFor(() => watcher.lines().length === 3, 5_000);
     await settled(watcher);
     const before = watcher.cpuMs();
@@ -95,12 +102,15 @@ describe('delegate watch (the monitor)', () => {
     expect(state).toBe('S');
   });
 
-  it('a restarted watcher repeats nothing and announces what happened while it was down', async () => {
-    await task({ id: 't_first1', state: 'running' });
-    await task({ id: 't_secnd1', state: 'running' });
-    const first = watch();
+  it('a restarted watcher repeats nothing and announces what happened while it was down', async ({
+    world,
+    cli,
+  }) => {
+    await task(world, { id: 't_first1', state: 'running' });
+    await task(world, { id: 't_secnd1', state: 'running' });
+    const first = watch(cli);
     await settled(first);
-    await task({ id: 't_first1', state: 'done', verdict: 'unverified', ...ended() });
+    await task(world, { id: 't_first1', state: 'done', verdict: 'unverified', ...ended() });
     await waitFor(() => first.lines().length === 1, 5_000);
     // The line goes out before the record is written (a crash in between repeats one line
     // rather than losing it), so the watcher is down once its record holds the line.
@@ -111,8 +121,8 @@ describe('delegate watch (the monitor)', () => {
     );
     await first.stop();
 
-    await task({ id: 't_secnd1', state: 'needs_input', question: 'Keep the old API?' });
-    const second = watch();
+    await task(world, { id: 't_secnd1', state: 'needs_input', question: 'Keep the old API?' });
+    const second = watch(cli);
     await waitFor(() => second.lines().length === 1, 5_000);
     await settled(second);
     expect(second.lines()).toEqual([
@@ -124,12 +134,15 @@ describe('delegate watch (the monitor)', () => {
     });
   });
 
-  it('two watchers on one project (two sessions) print each transition once between them', async () => {
-    await task({ id: 't_twin01', state: 'running' });
-    const [one, two] = [watch(), watch()];
+  it('two watchers on one project (two sessions) print each transition once between them', async ({
+    world,
+    cli,
+  }) => {
+    await task(world, { id: 't_twin01', state: 'running' });
+    const [one, two] = [watch(cli), watch(cli)];
     await settled(one);
     for (let index = 0; index < 5; index += 1) {
-      await task({ id: `t_twin1${index}`, state: 'done', verdict: 'passed', ...ended() });
+      await task(world, { id: `t_twin1${index}`, state: 'done', verdict: 'passed', ...ended() });
     }
     await waitFor(() => one.lines().length + two.lines().length >= 5, 5_000);
     await settle(1_000);
@@ -138,20 +151,30 @@ describe('delegate watch (the monitor)', () => {
     expect(new Set(all).size).toBe(5);
   });
 
-  it('finds a dead worker itself: the task becomes lost and is announced', async () => {
+  it('finds a dead worker itself: the task becomes lost and is announced', async ({
+    world,
+    cli,
+  }) => {
     // A pid that cannot be alive with this start time.
-    await task({ id: 't_dead01', state: 'running', worker: { pid: 999_999, startTime: '1' } });
-    const watcher = watch();
+    await task(world, {
+      id: 't_dead01',
+      state: 'running',
+      worker: { pid: 999_999, startTime: '1' },
+    });
+    const watcher = watch(cli);
     await waitFor(() => watcher.lines().length === 1, 10_000);
     expect(watcher.lines()[0]).toMatch(
       /^\[delegate\] task t_dead01 lost: the worker process \(pid 999999\) died; its work was salvaged → task_result t_dead01$/,
     );
   });
 
-  it('records old news silently: a task that ended hours ago is left to the session briefing', async () => {
+  it('records old news silently: a task that ended hours ago is left to the session briefing', async ({
+    world,
+    cli,
+  }) => {
     const longAgo = new Date(Date.now() - 3 * 3600_000).toISOString();
-    await task({ id: 't_old001', state: 'done', verdict: 'passed', endedAt: longAgo });
-    const watcher = watch();
+    await task(world, { id: 't_old001', state: 'done', verdict: 'passed', endedAt: longAgo });
+    const watcher = watch(cli);
     await waitFor(() => existsSync(announcedPath(world.dataHome, world.project)), 5_000);
     await settled(watcher);
     expect(watcher.lines()).toEqual([]);
@@ -159,20 +182,21 @@ describe('delegate watch (the monitor)', () => {
 });
 
 describe('the monitor command (monitors/watch-tasks.sh)', () => {
-  it('starts no Node process until the project has a task, then runs the watcher', async () => {
-    const gate = startCli([], {
+  it('starts no Node process until the project has a task, then runs the watcher', async ({
+    world,
+    cli,
+  }) => {
+    const gate = cli.start([], {
       env: { ...world.env, DELEGATE_MONITOR_IDLE_S_FOR_TEST: '0.2' },
-      cwd: world.project,
       command: ['sh', join(REPO_ROOT, 'monitors', 'watch-tasks.sh')],
     });
-    running.push(gate);
     const commandOf = () => readlinkSync(`/proc/${gate.child.pid}/exe`);
     await settle(1_000);
     expect(commandOf()).not.toMatch(/node/);
-    await task({ id: 't_gate01', state: 'running' });
+    await task(world, { id: 't_gate01', state: 'running' });
     await waitFor(() => /node/.test(commandOf()), 5_000);
     await settled(gate);
-    await task({ id: 't_gate01', state: 'done', verdict: 'passed', ...ended() });
+    await task(world, { id: 't_gate01', state: 'done', verdict: 'passed', ...ended() });
     await waitFor(() => gate.lines().length === 1, 5_000);
     expect(gate.lines()[0]).toMatch(/^\[delegate\] task t_gate01 done: verdict passed/);
   });

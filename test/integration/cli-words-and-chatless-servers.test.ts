@@ -2,30 +2,18 @@
 // the CLI had it; and a local server that lists no model that can chat, named with its models
 // and the way to get one, in doctor, in the providers tool and in the error a call gets.
 import { execFile } from 'node:child_process';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { describe, expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { CLOSED_URL, createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
+import { CLOSED_URL, type TempEnv } from '../helpers/temp-env.ts';
 import { BARE_TOOL } from '../helpers/tool-names.ts';
 
 const NO_BWRAP = { DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' };
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
+it.override('repository', null);
 
 function cli(
+  world: TempEnv,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -43,7 +31,7 @@ function cli(
 }
 
 describe('a local server with no model that can chat', () => {
-  it.each([
+  it.for<[string, string, string[], string]>([
     [
       'Ollama, embedding models only',
       'Ollama',
@@ -59,8 +47,8 @@ describe('a local server with no model that can chat', () => {
     ],
   ])(
     '%s: doctor, providers, delegate run and a delegate call say which server, which models, what to do',
-    async (_name, kind, models, says) => {
-      fake = await startFakeProvider({
+    async ([, kind, models, says], { world, provider, server: servers }) => {
+      const fake = await provider.start({
         models,
         capabilities: Object.fromEntries(models.map((model) => [model, ['embedding']])),
       });
@@ -68,7 +56,7 @@ describe('a local server with no model that can chat', () => {
       const named = `${kind} at ${fake.openaiBaseUrl} ${says}`;
       const pin = `"baseUrl":"${fake.openaiBaseUrl}","model":"<chat model>"`;
 
-      const doctor = await cli(['doctor'], discovery);
+      const doctor = await cli(world, ['doctor'], discovery);
       expect(doctor.code).toBe(1);
       expect(doctor.stdout).toMatch(
         /^FAIL profiles: No worker to use: a local model server answered/m,
@@ -76,12 +64,12 @@ describe('a local server with no model that can chat', () => {
       expect(doctor.stdout).toContain(named);
       expect(doctor.stdout).toContain(pin);
 
-      const run = await cli(['run', 'hello'], discovery);
+      const run = await cli(world, ['run', 'hello'], discovery);
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(named);
       expect(run.stderr).not.toContain('internal error');
 
-      server = await startServer({ ...world.env, ...discovery });
+      const server = await servers.start({ ...world.env, ...discovery });
       for (const [tool, args] of [
         ['providers', {}],
         ['delegate', { task: 'hello' }],
@@ -97,7 +85,7 @@ describe('a local server with no model that can chat', () => {
 });
 
 describe('delegate doctor and delegate run name CLI commands, not MCP tools', () => {
-  it.each([
+  it.for<[string, object, string[], string]>([
     [
       'a key variable not set',
       {
@@ -114,15 +102,15 @@ describe('delegate doctor and delegate run name CLI commands, not MCP tools', ()
       ['run', '--profile', 'nope', 'hello'],
       'Run delegate doctor to see them',
     ],
-  ])('%s', async (_name, config, args, says) => {
+  ])('%s', async ([, config, args, says], { world }) => {
     world.writeConfig(config);
-    const result = await cli(args);
+    const result = await cli(world, args);
     const output = result.stdout + result.stderr;
     expect(output).toContain(says);
     expect(output).not.toMatch(BARE_TOOL);
   });
 
-  it('a project file re-aiming a profile: the warning names config.json', async () => {
+  it('a project file re-aiming a profile: the warning names config.json', async ({ world }) => {
     world.writeConfig({
       profiles: { fast: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', local: true } },
     });
@@ -132,14 +120,17 @@ describe('delegate doctor and delegate run name CLI commands, not MCP tools', ()
         profiles: { fast: { format: 'openai', baseUrl: 'http://127.0.0.1:3/v1', model: 'm' } },
       }),
     );
-    const result = await cli(['doctor']);
+    const result = await cli(world, ['doctor']);
     expect(result.stdout).toContain('add it to your config under another name (in config.json)');
     expect(result.stdout).not.toMatch(BARE_TOOL);
   });
 
-  it('a discovered server: how to pin another model names config.json', async () => {
-    fake = await startFakeProvider({ models: ['nomic-embed-text', 'qwen3'] });
-    const result = await cli(['doctor'], {
+  it('a discovered server: how to pin another model names config.json', async ({
+    world,
+    provider,
+  }) => {
+    const fake = await provider.start({ models: ['nomic-embed-text', 'qwen3'] });
+    const result = await cli(world, ['doctor'], {
       DELEGATE_DISCOVERY_URLS_FOR_TEST: `LM Studio=${fake.openaiBaseUrl}`,
     });
     expect(result.stdout).toContain('Chosen: qwen3. Skipped (cannot chat): nomic-embed-text.');

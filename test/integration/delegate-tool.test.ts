@@ -1,50 +1,44 @@
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { describe, expect } from 'vitest';
 import { postToolUse, runHook } from '../helpers/hook.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { CLOSED_URL, createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import { CLOSED_URL, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
 
-let world: TempEnv;
-let server: ServerHandle | undefined;
-let fake: FakeProvider | undefined;
-
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
-
-async function withOpenAiWorker(text = 'The worker answer.'): Promise<void> {
-  fake = await startFakeProvider({ respond: () => ({ text, model: 'qwen-test' }) });
-  world.writeConfig({
-    defaultProfile: 'local',
-    profiles: {
-      local: {
-        format: 'openai',
-        baseUrl: fake.openaiBaseUrl,
-        model: 'qwen-test',
-        local: true,
-        use: 'tests',
-      },
+const it = taskTest.extend(
+  'withOpenAiWorker',
+  ({ world, provider, server }) =>
+    async (text = 'The worker answer.'): Promise<ServerHandle> => {
+      const fake = await provider.start({ respond: () => ({ text, model: 'qwen-test' }) });
+      world.writeConfig({
+        defaultProfile: 'local',
+        profiles: {
+          local: {
+            format: 'openai',
+            baseUrl: fake.openaiBaseUrl,
+            model: 'qwen-test',
+            local: true,
+            use: 'tests',
+          },
+        },
+      });
+      return server.start(world.env);
     },
-  });
-  server = await startServer(world.env);
-}
+);
+it.override('repository', null);
 
 describe('delegate over stdio', () => {
-  it('sends every byte of the files to the worker and returns a small answer with a usage line', async () => {
+  it('sends every byte of the files to the worker and returns a small answer with a usage line', async ({
+    withOpenAiWorker,
+    world,
+    provider,
+  }) => {
     const log = makeLog(300 * 1024);
     world.writeProjectFile('logs/big.log', log);
-    await withOpenAiWorker('One ERROR: disk full on /var/data at 04:00.');
-    const { text, isError } = await server!.callText('delegate', {
+    const server = await withOpenAiWorker('One ERROR: disk full on /var/data at 04:00.');
+    const { text, isError } = await server.callText('delegate', {
       task: 'List the errors',
       files: ['logs/big.log'],
     });
@@ -54,7 +48,7 @@ describe('delegate over stdio', () => {
       /\[delegate: profile local · model qwen-test · [\d,]+ in \/ [\d,]+ out tokens · [\d.]+ s · sent 300\.0 KB from 1 file\]/,
     );
     expect(text.length).toBeLessThan(3 * 1024);
-    const request = fake!.requests[0]!;
+    const request = provider.started!.requests[0]!;
     const prompt = request.body.messages
       .map((message: { content: string }) => message.content)
       .join('\n');
@@ -64,24 +58,32 @@ describe('delegate over stdio', () => {
     expect(request.body.model).toBe('qwen-test');
   });
 
-  it('expands globs under the project and sends each file once', async () => {
+  it('expands globs under the project and sends each file once', async ({
+    withOpenAiWorker,
+    world,
+    provider,
+  }) => {
     world.writeProjectFile('src/a.ts', 'export const a = 1;\n');
     world.writeProjectFile('src/b.ts', 'export const b = 2;\n');
     world.writeProjectFile('src/c.md', 'not matched\n');
-    await withOpenAiWorker();
-    const { text, isError } = await server!.callText('delegate', {
+    const server = await withOpenAiWorker();
+    const { text, isError } = await server.callText('delegate', {
       task: 'Summarise',
       files: ['src/*.ts', 'src/a.ts'],
     });
     expect(isError).toBe(false);
     expect(text).toContain('from 2 files');
-    const prompt = JSON.stringify(fake!.requests[0]!.body);
+    const prompt = JSON.stringify(provider.started!.requests[0]!.body);
     expect(prompt).toContain('export const a = 1;');
     expect(prompt).toContain('export const b = 2;');
     expect(prompt).not.toContain('not matched');
   });
 
-  it("sends an output the output guard saved (the digest's suggestion), and nothing else of the data home", async () => {
+  it("sends an output the output guard saved (the digest's suggestion), and nothing else of the data home", async ({
+    withOpenAiWorker,
+    world,
+    provider,
+  }) => {
     const output = makeLog(40 * 1024, 'ERROR checkout failed for order 77');
     const hook = runHook(
       'post-tool-use.sh',
@@ -91,10 +93,10 @@ describe('delegate over stdio', () => {
     const saved = /saved in (\S+);/.exec(
       hook.json.hookSpecificOutput.updatedToolOutput.stdout,
     )![1]!;
-    await withOpenAiWorker('The checkout of order 77 failed.');
-    const sent = await server!.callText('delegate', { task: 'Why did it fail?', files: [saved] });
+    const server = await withOpenAiWorker('The checkout of order 77 failed.');
+    const sent = await server.callText('delegate', { task: 'Why did it fail?', files: [saved] });
     expect(sent.isError).toBe(false);
-    const prompt = JSON.stringify(fake!.requests[0]!.body);
+    const prompt = JSON.stringify(provider.started!.requests[0]!.body);
     expect(prompt).toContain('ERROR checkout failed for order 77');
     expect(prompt).toContain('saved-outputs/');
 
@@ -109,16 +111,19 @@ describe('delegate over stdio', () => {
       join(outputs, 'link.txt'),
       join(outputs, 'nested', 'x.txt'),
     ]) {
-      const refused = await server!.callText('delegate', { task: 'x', files: [path] });
+      const refused = await server.callText('delegate', { task: 'x', files: [path] });
       expect(refused.isError, path).toBe(true);
       expect(refused.text).toContain('outside the project');
     }
-    expect(fake!.requests).toHaveLength(1);
+    expect(provider.started!.requests).toHaveLength(1);
   });
 
-  it('writes the answer to write_to and returns only a preview, the path and the size', async () => {
-    await withOpenAiWorker('line one\n' + 'y'.repeat(5000));
-    const { text, isError } = await server!.callText('delegate', {
+  it('writes the answer to write_to and returns only a preview, the path and the size', async ({
+    withOpenAiWorker,
+    world,
+  }) => {
+    const server = await withOpenAiWorker('line one\n' + 'y'.repeat(5000));
+    const { text, isError } = await server.callText('delegate', {
       task: 'Draft',
       write_to: 'out/answer.md',
     });
@@ -129,17 +134,24 @@ describe('delegate over stdio', () => {
     expect(text.length).toBeLessThan(1200);
   });
 
-  it('spills a long answer to a file under the data home instead of the supervisor context', async () => {
-    await withOpenAiWorker('z'.repeat(20_000));
-    const { text } = await server!.callText('delegate', { task: 'Long' });
+  it('spills a long answer to a file under the data home instead of the supervisor context', async ({
+    withOpenAiWorker,
+    world,
+  }) => {
+    const server = await withOpenAiWorker('z'.repeat(20_000));
+    const { text } = await server.callText('delegate', { task: 'Long' });
     const path = /the whole of it is in (\S+)\./.exec(text)?.[1];
     expect(path?.startsWith(join(world.dataHome, 'results'))).toBe(true);
     expect(readFileSync(path!, 'utf8')).toBe('z'.repeat(20_000));
     expect(text.length).toBeLessThan(1200);
   });
 
-  it('speaks the Anthropic format to an anthropic profile, with the key from the named variable', async () => {
-    fake = await startFakeProvider({
+  it('speaks the Anthropic format to an anthropic profile, with the key from the named variable', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({
       respond: () => ({ text: 'Anthropic answer', thinking: 'hmm' }),
     });
     world.writeConfig({
@@ -152,7 +164,7 @@ describe('delegate over stdio', () => {
         },
       },
     });
-    server = await startServer({ ...world.env, TEST_WORKER_KEY: 'sk-test-123' });
+    const server = await servers.start({ ...world.env, TEST_WORKER_KEY: 'sk-test-123' });
     const { text, isError } = await server.callText('delegate', {
       task: 'Hi',
       max_output_tokens: 77,
@@ -167,19 +179,23 @@ describe('delegate over stdio', () => {
     expect(request.body.max_tokens).toBe(77);
   });
 
-  it('reports who answered when the endpoint routed to another model', async () => {
-    fake = await startFakeProvider({ respond: () => ({ text: 'ok', model: 'gpt-routed' }) });
+  it('reports who answered when the endpoint routed to another model', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ respond: () => ({ text: 'ok', model: 'gpt-routed' }) });
     world.writeConfig({
       profiles: { gw: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'asked-model' } },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text } = await server.callText('delegate', { task: 'Hi' });
     expect(text).toContain('model asked-model (answered by gpt-routed: NOT the model asked for)');
   });
 
-  it('uses the environment-only profile', async () => {
-    fake = await startFakeProvider({ respond: () => ({ text: 'env answer' }) });
-    server = await startServer({
+  it('uses the environment-only profile', async ({ world, provider, server: servers }) => {
+    const fake = await provider.start({ respond: () => ({ text: 'env answer' }) });
+    const server = await servers.start({
       ...world.env,
       DELEGATE_BASE_URL: fake.openaiBaseUrl,
       DELEGATE_MODEL: 'env-model',
@@ -192,12 +208,16 @@ describe('delegate over stdio', () => {
     expect(fake.requests[0]!.headers.authorization).toBe('Bearer sk-env');
   });
 
-  it('with no configuration, uses the first model of a local server found on the usual ports', async () => {
-    fake = await startFakeProvider({
+  it('with no configuration, uses the first model of a local server found on the usual ports', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({
       models: ['llama3.2:3b', 'other'],
       respond: () => ({ text: 'found you' }),
     });
-    server = await startServer({
+    const server = await servers.start({
       ...world.env,
       DELEGATE_DISCOVERY_URLS_FOR_TEST: `Ollama=${CLOSED_URL},LM Studio=${fake.openaiBaseUrl}`,
     });
@@ -214,12 +234,12 @@ describe('delegate over stdio', () => {
 describe('delegate errors are clear isError results', () => {
   const cases: Array<{
     name: string;
-    setup(): Record<string, unknown>;
+    setup(world: TempEnv): Record<string, unknown>;
     expected: RegExp;
   }> = [
     {
       name: 'no profile and no local server',
-      setup: () => {
+      setup: (world) => {
         rmSync(join(world.dataHome, 'config.json'));
         return { task: 'x' };
       },
@@ -228,7 +248,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'unknown profile',
-      setup: () => {
+      setup: (world) => {
         world.writeConfig({
           profiles: { a: { format: 'openai', baseUrl: CLOSED_URL, model: 'm' } },
         });
@@ -238,7 +258,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'unreachable worker',
-      setup: () => {
+      setup: (world) => {
         world.writeConfig({
           profiles: { dead: { format: 'openai', baseUrl: CLOSED_URL, model: 'm' } },
         });
@@ -249,7 +269,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'file outside the project',
-      setup: () => {
+      setup: (world) => {
         writeFileSync(join(world.root, 'secret.txt'), 'top secret');
         return { task: 'x', files: ['../secret.txt'] };
       },
@@ -257,7 +277,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'symlink leading outside the project',
-      setup: () => {
+      setup: (world) => {
         writeFileSync(join(world.root, 'secret.txt'), 'top secret');
         symlinkSync(join(world.root, 'secret.txt'), join(world.project, 'link.txt'));
         return { task: 'x', files: ['link.txt'] };
@@ -281,7 +301,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'over the size cap',
-      setup: () => {
+      setup: (world) => {
         world.writeConfig({
           profiles: {
             small: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', maxInputKb: 100 },
@@ -295,7 +315,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'binary file',
-      setup: () => {
+      setup: (world) => {
         world.writeProjectFile('image.bin', Buffer.from([1, 2, 0, 3]));
         return { task: 'x', files: ['image.bin'] };
       },
@@ -308,7 +328,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'missing key variable',
-      setup: () => {
+      setup: (world) => {
         world.writeConfig({
           profiles: {
             cloud: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', apiKeyEnv: 'NOPE_KEY' },
@@ -320,7 +340,7 @@ describe('delegate errors are clear isError results', () => {
     },
     {
       name: 'invalid config',
-      setup: () => {
+      setup: (world) => {
         world.writeConfig({
           profiles: { bad: { format: 'grpc', baseUrl: 'nope', model: 'm', colour: 1 } },
         });
@@ -338,20 +358,24 @@ describe('delegate errors are clear isError results', () => {
   ];
 
   for (const testCase of cases) {
-    it(testCase.name, async () => {
+    it(testCase.name, async ({ world, server: servers }) => {
       world.writeConfig({
         profiles: { dead: { format: 'openai', baseUrl: CLOSED_URL, model: 'm' } },
       });
-      const args = testCase.setup();
-      server = await startServer(world.env);
+      const args = testCase.setup(world);
+      const server = await servers.start(world.env);
       const { text, isError } = await server.callText('delegate', args);
       expect(isError).toBe(true);
       expect(text).toMatch(testCase.expected);
     });
   }
 
-  it('returns the endpoint own words for an HTTP error', async () => {
-    fake = await startFakeProvider({
+  it('returns the endpoint own words for an HTTP error', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({
       respond: () => ({
         kind: 'error',
         status: 401,
@@ -361,20 +385,24 @@ describe('delegate errors are clear isError results', () => {
     world.writeConfig({
       profiles: { cloud: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm' } },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text, isError } = await server.callText('delegate', { task: 'x' });
     expect(isError).toBe(true);
     expect(text).toContain('answered HTTP 401: Incorrect API key provided');
   });
 
-  it('reports a model that only reasoned and ran out of tokens, not success', async () => {
-    fake = await startFakeProvider({
+  it('reports a model that only reasoned and ran out of tokens, not success', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({
       respond: () => ({ thinking: 'thinking...', text: '', stopReason: 'length' }),
     });
     world.writeConfig({
       profiles: { r: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm' } },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text, isError } = await server.callText('delegate', { task: 'x' });
     expect(isError).toBe(true);
     expect(text).toContain(
@@ -384,8 +412,12 @@ describe('delegate errors are clear isError results', () => {
 });
 
 describe('a silent endpoint', () => {
-  it('is reported once its profile idle limit passes, with the endpoint and the knob named, and not retried', async () => {
-    fake = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
+  it('is reported once its profile idle limit passes, with the endpoint and the knob named, and not retried', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ respond: () => ({ kind: 'hang' }) });
     world.writeConfig({
       profiles: {
         slow: {
@@ -397,7 +429,7 @@ describe('a silent endpoint', () => {
         },
       },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const started = Date.now();
     const { text, isError } = await server.callText('delegate', { task: 'Say hi' });
     const elapsedMs = Date.now() - started;

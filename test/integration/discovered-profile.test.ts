@@ -1,61 +1,44 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  byAssistantTurn,
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-  type RecordedRequest,
-} from '../helpers/fake-provider.ts';
+import { describe, expect } from 'vitest';
+import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
-import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { FIXED_ADD } from '../helpers/git-project.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest, type TaskWorld } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 // A fresh home (no config.json) and only a local server that lists an embedding model first.
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  await server?.close();
-  await settleWorkers(world.dataHome);
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
-
 const MODELS = ['nomic-embed-text:latest', 'qwen3-coder:30b'];
 const isReview = (request: RecordedRequest) =>
   JSON.stringify(request.body.messages).includes('Grade this change');
 
-async function startOn(
-  serverName: string,
-  respond: (request: RecordedRequest) => FakeReply,
-  capabilities?: Record<string, string[]>,
-): Promise<ServerHandle> {
-  fake = await startFakeProvider({
-    models: MODELS,
-    respond,
-    ...(capabilities ? { capabilities } : {}),
-  });
-  server = await startServer({
-    ...world.env,
-    DELEGATE_DISCOVERY_URLS_FOR_TEST: `${serverName}=${fake.openaiBaseUrl}`,
-  });
-  return server;
-}
+const it = taskTest.extend(
+  'startOn',
+  ({ world, provider, server }) =>
+    async (
+      serverName: string,
+      respond: (request: RecordedRequest) => FakeReply,
+      capabilities?: Record<string, string[]>,
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({
+        models: MODELS,
+        respond,
+        ...(capabilities ? { capabilities } : {}),
+      });
+      return server.start({
+        ...world.env,
+        DELEGATE_DISCOVERY_URLS_FOR_TEST: `${serverName}=${fake.openaiBaseUrl}`,
+      });
+    },
+);
 
 describe('a discovered local server, with no configuration at all', () => {
-  it('delegate answers with the chat model Ollama says can chat, not the embedding model listed first', async () => {
+  it('delegate answers with the chat model Ollama says can chat, not the embedding model listed first', async ({
+    startOn,
+    provider,
+  }) => {
     const handle = await startOn('Ollama', () => ({ text: 'hello from qwen' }), {
       'nomic-embed-text:latest': ['embedding'],
       'qwen3-coder:30b': ['completion', 'tools'],
@@ -67,8 +50,10 @@ describe('a discovered local server, with no configuration at all', () => {
       'first chat model "qwen3-coder:30b"; skipped nomic-embed-text:latest: cannot chat',
     );
     expect(text).toContain('add a profile with provider_set');
-    expect(fake!.requests.map((request) => request.body.model)).toEqual(['qwen3-coder:30b']);
-    expect(fake!.unscripted).toEqual([]);
+    expect(provider.started!.requests.map((request) => request.body.model)).toEqual([
+      'qwen3-coder:30b',
+    ]);
+    expect(provider.started!.unscripted).toEqual([]);
 
     const providers = await handle.callText('providers', {});
     expect(providers.text).toContain(
@@ -76,7 +61,11 @@ describe('a discovered local server, with no configuration at all', () => {
     );
   });
 
-  it('task_start with no profile runs to done on the same server and model, and its review runs there too', async () => {
+  it('task_start with no profile runs to done on the same server and model, and its review runs there too', async ({
+    startOn,
+    world,
+    provider,
+  }) => {
     const worker = byAssistantTurn([
       { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
       { text: 'Fixed add().' },
@@ -99,7 +88,7 @@ describe('a discovered local server, with no configuration at all', () => {
     expect(job.discovered).toEqual({
       server: 'LM Studio',
       format: 'openai',
-      baseUrl: fake!.openaiBaseUrl,
+      baseUrl: provider.started!.openaiBaseUrl,
       model: 'qwen3-coder:30b',
       local: true,
     });
@@ -107,32 +96,42 @@ describe('a discovered local server, with no configuration at all', () => {
     expect(result.text).toMatch(
       /review \(local, qwen3-coder:30b\) against the definition of done — pass/,
     );
-    const models = new Set(fake!.requests.map((request) => request.body.model));
+    const models = new Set(provider.started!.requests.map((request) => request.body.model));
     expect([...models]).toEqual(['qwen3-coder:30b']);
-    expect(fake!.requests.some(isReview)).toBe(true);
+    expect(provider.started!.requests.some(isReview)).toBe(true);
   });
 
-  it('delegate_batch and `delegate run` use it too, by default and by its name "local"', async () => {
-    const handle = await startOn('LM Studio', () => ({ text: 'batched' }));
+  it('delegate_batch and `delegate run` use it too, by default and by its name "local"', async ({
+    startOn,
+    world,
+    provider,
+  }) => {
+    const handle = await startOn('LM Studio', () => ({
+      text: 'batched',
+    }));
     const batch = await handle.callText('delegate_batch', {
       jobs: [{ task: 'one' }, { task: 'two', profile: 'local' }],
     });
     expect(batch.isError, batch.text).toBe(false);
     expect(batch.text.match(/batched/g)).toHaveLength(2);
-    const run = await runCli(['run', 'Say hi']);
+    const run = await runCli({ world, provider }, ['run', 'Say hi']);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain('batched');
-    const models = new Set(fake!.requests.map((request) => request.body.model));
+    const models = new Set(provider.started!.requests.map((request) => request.body.model));
     expect([...models]).toEqual(['qwen3-coder:30b']);
   });
 });
 
 /** Asynchronous: the fake provider answers from this process, so it must not be blocked. */
 function runCli(
+  { world, provider }: Pick<TaskWorld, 'world' | 'provider'>,
   args: string[],
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
-    env: { ...world.env, DELEGATE_DISCOVERY_URLS_FOR_TEST: `LM Studio=${fake!.openaiBaseUrl}` },
+    env: {
+      ...world.env,
+      DELEGATE_DISCOVERY_URLS_FOR_TEST: `LM Studio=${provider.started!.openaiBaseUrl}`,
+    },
     cwd: world.project,
   });
   let stdout = '';

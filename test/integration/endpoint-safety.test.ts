@@ -1,27 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import { discoverLocalServer } from '../../server/src/profiles/discover-local.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
 import { scaledMs } from '../helpers/timing.ts';
 
-let world: TempEnv;
-let server: ServerHandle | undefined;
-let fake: FakeProvider | undefined;
-let redirector: Server | undefined;
+it.override('repository', null);
 
-beforeEach(() => {
-  world = createTempEnv();
-});
+let redirector: Server | undefined;
 afterEach(async () => {
-  await server?.close();
-  await fake?.close();
   await new Promise((resolve) => (redirector ? redirector.close(resolve) : resolve(undefined)));
-  server = fake = redirector = undefined;
-  world.cleanup();
+  redirector = undefined;
 });
 
 const profile = (baseUrl: string) => ({ format: 'openai', baseUrl, model: 'm' });
@@ -51,11 +41,14 @@ async function startRedirector(location: string): Promise<string> {
 }
 
 describe('endpoint safety, through the built server', () => {
-  it('refuses metadata and link-local endpoints in every spelling, at request time', async () => {
+  it('refuses metadata and link-local endpoints in every spelling, at request time', async ({
+    world,
+    server: servers,
+  }) => {
     world.writeConfig({
       profiles: Object.fromEntries(Object.entries(REFUSED).map(([n, url]) => [n, profile(url)])),
     });
-    server = await startServer({ ...world.env, DELEGATE_HOSTS_FOR_TEST: HOSTS });
+    const server = await servers.start({ ...world.env, DELEGATE_HOSTS_FOR_TEST: HOSTS });
     for (const name of Object.keys(REFUSED)) {
       const started = Date.now();
       const { text, isError } = await server.callText('delegate', { task: 'hi', profile: name });
@@ -74,21 +67,31 @@ describe('endpoint safety, through the built server', () => {
     expect(text).toContain('mixed.test resolves to 169.254.169.254');
   });
 
-  it('connects a name to the address its checked lookup gave, and loopback works', async () => {
-    fake = await startFakeProvider({ respond: [{ text: 'hello from loopback' }] });
+  it('connects a name to the address its checked lookup gave, and loopback works', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ respond: [{ text: 'hello from loopback' }] });
     const port = new URL(fake.url).port;
     world.writeConfig({ profiles: { w: profile(`http://models.test:${port}/v1`) } });
-    server = await startServer({ ...world.env, DELEGATE_HOSTS_FOR_TEST: 'models.test=127.0.0.1' });
+    const server = await servers.start({
+      ...world.env,
+      DELEGATE_HOSTS_FOR_TEST: 'models.test=127.0.0.1',
+    });
     const { text, isError } = await server.callText('delegate', { task: 'hi' });
     expect(isError).toBe(false);
     expect(text).toContain('hello from loopback');
     expect(fake.requests[0]?.headers.host).toBe(`models.test:${port}`);
   });
 
-  it('refuses a redirect from a 127.0.0.1 server to the metadata address', async () => {
+  it('refuses a redirect from a 127.0.0.1 server to the metadata address', async ({
+    world,
+    server: servers,
+  }) => {
     const baseUrl = await startRedirector('http://169.254.169.254/latest/meta-data/iam/');
     world.writeConfig({ profiles: { w: profile(baseUrl) } });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text, isError } = await server.callText('delegate', { task: 'hi' });
     expect(isError).toBe(true);
     expect(text).toContain(
@@ -96,11 +99,15 @@ describe('endpoint safety, through the built server', () => {
     );
   });
 
-  it('follows no redirect at all, so a key never travels to the redirect target', async () => {
-    fake = await startFakeProvider({ respond: [{ text: 'should not be reached' }] });
+  it('follows no redirect at all, so a key never travels to the redirect target', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ respond: [{ text: 'should not be reached' }] });
     const baseUrl = await startRedirector(`${fake.openaiBaseUrl}/chat/completions`);
     world.writeConfig({ profiles: { w: { ...profile(baseUrl), apiKeyEnv: 'W_KEY' } } });
-    server = await startServer({ ...world.env, W_KEY: 'sk-canary-redirect-0123456789' });
+    const server = await servers.start({ ...world.env, W_KEY: 'sk-canary-redirect-0123456789' });
     const { text, isError } = await server.callText('delegate', { task: 'hi' });
     expect(isError).toBe(true);
     expect(text).toMatch(/answered with a redirect \(HTTP 307\) to .* Redirects are not followed/);
@@ -110,8 +117,10 @@ describe('endpoint safety, through the built server', () => {
 });
 
 describe('endpoint safety in local discovery', () => {
-  it('skips a candidate that resolves to a metadata address and finds the loopback one', async () => {
-    fake = await startFakeProvider({ models: ['qwen'] });
+  it('skips a candidate that resolves to a metadata address and finds the loopback one', async ({
+    provider,
+  }) => {
+    const fake = await provider.start({ models: ['qwen'] });
     const port = new URL(fake.url).port;
     const previous = process.env.DELEGATE_HOSTS_FOR_TEST;
     process.env.DELEGATE_HOSTS_FOR_TEST = 'meta.test=169.254.169.254,local.test=127.0.0.1';

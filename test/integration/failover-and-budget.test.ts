@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { callModel, failoverChain } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import { poolKeyOf } from '../../server/src/calls/pool-key.ts';
@@ -7,41 +7,41 @@ import { acquireSlot } from '../../server/src/calls/pool.ts';
 import { loadConfig } from '../../server/src/profiles/load-config.ts';
 import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { FAST_CALLS, appContext } from '../helpers/app-context.ts';
-import { startFakeProvider, type FakeProvider, type Responder } from '../helpers/fake-provider.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import type { Responder } from '../helpers/fake-provider.ts';
+import { taskTest } from '../helpers/task-world.ts';
 import type { ResolvedProfile } from '../../server/src/config/resolved-profile.ts';
-
-let world: TempEnv;
-let fakes: FakeProvider[] = [];
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await Promise.all(fakes.map((fake) => fake.close()));
-  fakes = [];
-  world.cleanup();
-});
 
 const REQUEST: GenerateRequest = {
   messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
   maxOutputTokens: 100,
 };
-const call = (profile?: string) =>
-  callModel(
-    { ...(profile ? { profile } : {}), request: REQUEST, bytesSent: 1000, callOptions: FAST_CALLS },
-    appContext(world),
+const it = taskTest
+  .extend(
+    'fake',
+    ({ provider }) =>
+      (respond: Responder) =>
+        provider.start({ respond }),
+  )
+  .extend(
+    'call',
+    ({ world }) =>
+      (profile?: string) =>
+        callModel(
+          {
+            ...(profile ? { profile } : {}),
+            request: REQUEST,
+            bytesSent: 1000,
+            callOptions: FAST_CALLS,
+          },
+          appContext(world),
+        ),
   );
-
-async function fake(respond: Responder): Promise<FakeProvider> {
-  const started = await startFakeProvider({ respond });
-  fakes.push(started);
-  return started;
-}
+it.override('repository', null);
 
 const PRICE = { inputPerMTok: 1, outputPerMTok: 2 };
 
 describe('failover', () => {
-  it('moves a cloud call along its chain when its pool is full', async () => {
+  it('moves a cloud call along its chain when its pool is full', async ({ fake, call, world }) => {
     const first = await fake(() => ({ text: 'from a' }));
     const second = await fake(() => ({ text: 'from b' }));
     world.writeConfig({
@@ -72,7 +72,11 @@ describe('failover', () => {
     }
   });
 
-  it('moves along when a profile fails with a retryable error, not with a non-retryable one', async () => {
+  it('moves along when a profile fails with a retryable error, not with a non-retryable one', async ({
+    fake,
+    call,
+    world,
+  }) => {
     const down = await fake(() => ({ kind: 'error', status: 503 }));
     const refusing = await fake(() => ({ kind: 'error', status: 401 }));
     const up = await fake(() => ({ text: 'from c' }));
@@ -109,7 +113,9 @@ describe('failover', () => {
     expect(failoverChain(cloud, config)).toEqual([cloud]);
   });
 
-  it('rejects at validation a local profile with a chain, and a chain into a local profile', () => {
+  it('rejects at validation a local profile with a chain, and a chain into a local profile', ({
+    world,
+  }) => {
     world.writeConfig({
       profiles: {
         l: {
@@ -138,7 +144,11 @@ describe('failover', () => {
 });
 
 describe('cost and budget', () => {
-  it('prices a call by the profile override and records it in the ledger', async () => {
+  it('prices a call by the profile override and records it in the ledger', async ({
+    fake,
+    call,
+    world,
+  }) => {
     const up = await fake(() => ({ text: 'ok', usage: { input: 1_000_000, output: 500_000 } }));
     world.writeConfig({
       profiles: { p: { format: 'openai', baseUrl: up.openaiBaseUrl, model: 'm', price: PRICE } },
@@ -152,7 +162,11 @@ describe('cost and budget', () => {
     });
   });
 
-  it('refuses a cloud profile with no known price while a budget is in force', async () => {
+  it('refuses a cloud profile with no known price while a budget is in force', async ({
+    fake,
+    call,
+    world,
+  }) => {
     const up = await fake(() => ({ text: 'ok' }));
     world.writeConfig({
       budget: { dailyUsd: 5 },
@@ -164,7 +178,11 @@ describe('cost and budget', () => {
     expect(up.requests).toHaveLength(0);
   });
 
-  it('refuses a call whose worst case would pass the daily cap, saying the numbers and how to raise it', async () => {
+  it('refuses a call whose worst case would pass the daily cap, saying the numbers and how to raise it', async ({
+    fake,
+    call,
+    world,
+  }) => {
     const up = await fake(() => ({ text: 'ok' }));
     world.writeConfig({
       budget: { dailyUsd: 0.0001 },

@@ -1,56 +1,49 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { describe, expect } from 'vitest';
+import { taskTest } from '../helpers/task-world.ts';
 
 /**
  * A FIFO nobody writes to, named where a file is expected. Reading it used to wait forever on
  * one of libuv's four file-system threads; four such calls took them all and every later
  * call hung. Each call here would then never answer, and the test would time out.
  */
-let world: TempEnv;
-let fake: FakeProvider;
-let server: ServerHandle;
-
-beforeEach(async () => {
-  world = createTempEnv();
+const it = taskTest.extend('served', async ({ world, provider, server }) => {
   world.writeProjectFile('notes.txt', 'the notes\n');
   execFileSync('mkfifo', [join(world.project, 'pipe')]);
-  fake = await startFakeProvider({ respond: () => ({ text: 'The worker answer.', model: 'm' }) });
+  const fake = await provider.start({
+    respond: () => ({ text: 'The worker answer.', model: 'm' }),
+  });
   world.writeConfig({
     profiles: {
       local: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true },
     },
   });
-  server = await startServer(world.env);
+  return { fake, server: await server.start(world.env) };
 });
-afterEach(async () => {
-  await server.close();
-  await fake.close();
-  world.cleanup();
-});
+it.override('repository', null);
 
 const FIFO_REFUSED = /^files\[0\] "pipe" is a FIFO \(named pipe\), not a regular file; /;
 
 describe('a FIFO where a file is expected', () => {
-  it('is refused at once in files, and costs no model call', async () => {
-    const { text, isError } = await server.callText('delegate', {
+  it('is refused at once in files, and costs no model call', async ({ served }) => {
+    const { text, isError } = await served.server.callText('delegate', {
       task: 'Summarise',
       files: ['pipe'],
     });
     expect(isError).toBe(true);
     expect(text).toMatch(FIFO_REFUSED);
-    expect(fake.requests).toHaveLength(0);
+    expect(served.fake.requests).toHaveLength(0);
   });
 
-  it('four such calls in flight do not keep a later delegate from answering', async () => {
+  it('four such calls in flight do not keep a later delegate from answering', async ({
+    served,
+  }) => {
     const stuck = Array.from({ length: 4 }, () =>
-      server.callText('delegate', { task: 'Summarise', files: ['pipe'] }),
+      served.server.callText('delegate', { task: 'Summarise', files: ['pipe'] }),
     );
-    const later = server.callText('delegate', { task: 'Summarise', files: ['notes.txt'] });
+    const later = served.server.callText('delegate', { task: 'Summarise', files: ['notes.txt'] });
     const [answer, ...refused] = await Promise.all([later, ...stuck]);
     expect(answer.isError).toBe(false);
     expect(answer.text).toContain('The worker answer.');
@@ -58,12 +51,12 @@ describe('a FIFO where a file is expected', () => {
       expect(result.isError).toBe(true);
       expect(result.text).toMatch(FIFO_REFUSED);
     }
-    expect(fake.requests).toHaveLength(1);
-    expect(JSON.stringify(fake.requests[0]!.body)).toContain('the notes');
+    expect(served.fake.requests).toHaveLength(1);
+    expect(JSON.stringify(served.fake.requests[0]!.body)).toContain('the notes');
   });
 
-  it('fails only its own job in a batch', async () => {
-    const { text, isError } = await server.callText('delegate_batch', {
+  it('fails only its own job in a batch', async ({ served }) => {
+    const { text, isError } = await served.server.callText('delegate_batch', {
       jobs: [
         ...Array.from({ length: 4 }, () => ({ task: 'Summarise', files: ['pipe'] })),
         { task: 'Summarise', files: ['notes.txt'] },
@@ -75,11 +68,11 @@ describe('a FIFO where a file is expected', () => {
     expect(text).toContain('## job 5: ok\nThe worker answer.');
   });
 
-  it('named as an agent file, is left out of agents_list', async () => {
+  it('named as an agent file, is left out of agents_list', async ({ world, served }) => {
     const agents = join(world.project, '.claude', 'agents');
     mkdirSync(agents, { recursive: true });
     execFileSync('mkfifo', [join(agents, 'stuck.md')]);
-    const { text, isError } = await server.callText('agents_list', {});
+    const { text, isError } = await served.server.callText('agents_list', {});
     expect(isError).toBe(false);
     expect(text).not.toContain('stuck');
   });

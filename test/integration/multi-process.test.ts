@@ -1,31 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { readLedger } from '../../server/src/calls/ledger.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { killQuietly } from '../helpers/processes.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest as it, type ServerLauncher } from '../helpers/task-world.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let servers: ServerHandle[] = [];
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await Promise.all(servers.map((server) => server.close().catch(() => undefined)));
-  for (const server of servers) if (server.pid) killQuietly(server.pid);
-  servers = [];
-  await fake?.close();
-  fake = undefined;
-  world.cleanup();
-});
+// No git repository: these calls answer questions, they start no task.
+it.override('repository', null);
 
-async function startServers(count: number): Promise<ServerHandle[]> {
-  const started = await Promise.all(Array.from({ length: count }, () => startServer(world.env)));
-  servers.push(...started);
-  return started;
+function startServers(servers: ServerLauncher, count: number): Promise<ServerHandle[]> {
+  return Promise.all(Array.from({ length: count }, () => servers.start()));
 }
 
 const batch = (count: number, extra: Record<string, unknown> = {}) => ({
@@ -37,30 +21,40 @@ const batch = (count: number, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('many server processes share pools and the budget', () => {
-  it('4 processes × 10 calls against a pool of 3: the worker never sees more than 3 at once', async () => {
-    fake = await startFakeProvider({ respond: () => ({ text: 'done', delayMs: 150 }) });
+  it('4 processes × 10 calls against a pool of 3: the worker never sees more than 3 at once', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ respond: () => ({ text: 'done', delayMs: 150 }) });
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', pool: 3 } },
     });
     const results = await Promise.all(
-      (await startServers(4)).map((server) => server.callText('delegate_batch', batch(10))),
+      (await startServers(servers, 4)).map((server) =>
+        server.callText('delegate_batch', batch(10)),
+      ),
     );
     for (const result of results) expect(result.text).toMatch(/^10 of 10 jobs succeeded\./);
     expect(fake.requests).toHaveLength(40);
     expect(fake.maxInFlight).toBe(3);
   });
 
-  it('a holder SIGKILLed mid-call frees its slot for the others at once', async () => {
+  it('a holder SIGKILLed mid-call frees its slot for the others at once', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
     let calls = 0;
-    fake = await startFakeProvider({
+    const fake = await provider.start({
       respond: () => (++calls === 1 ? { kind: 'hang' } : { text: 'second caller served' }),
     });
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', pool: 1 } },
     });
-    const [holder, other] = await startServers(2);
+    const [holder, other] = await startServers(servers, 2);
     void holder!.callText('delegate', { task: 'hangs' }).catch(() => undefined);
-    await waitFor(() => fake!.requests.length === 1);
+    await waitFor(() => fake.requests.length === 1);
     process.kill(holder!.pid!, 'SIGKILL');
     const started = Date.now();
     const { text, isError } = await other!.callText('delegate', { task: 'next' });
@@ -69,9 +63,13 @@ describe('many server processes share pools and the budget', () => {
     expect(Date.now() - started).toBeLessThan(scaledMs(3_000));
   });
 
-  it('50 concurrent calls from 5 processes racing a small daily cap: settled spend stays under it', async () => {
+  it('50 concurrent calls from 5 processes racing a small daily cap: settled spend stays under it', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
     // Each call costs $0.00505 (50 in + 5,000 out tokens at $1/MTok); its worst case is a little more.
-    fake = await startFakeProvider({
+    const fake = await provider.start({
       respond: () => ({ text: 'ok', usage: { input: 50, output: 5_000 }, delayMs: 50 }),
     });
     world.writeConfig({
@@ -87,7 +85,7 @@ describe('many server processes share pools and the budget', () => {
       },
     });
     const results = await Promise.all(
-      (await startServers(5)).map((server) =>
+      (await startServers(servers, 5)).map((server) =>
         server.callText('delegate_batch', batch(10, { max_output_tokens: 5_000 })),
       ),
     );
@@ -103,8 +101,12 @@ describe('many server processes share pools and the budget', () => {
 });
 
 describe('delegate_batch', () => {
-  it('answers in input order, isolates failures and reports progress as jobs finish', async () => {
-    fake = await startFakeProvider({
+  it('answers in input order, isolates failures and reports progress as jobs finish', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({
       respond: (request) => {
         const prompt = JSON.stringify(request.body);
         if (prompt.includes('job 1'))
@@ -118,7 +120,7 @@ describe('delegate_batch', () => {
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm' } },
     });
-    const [server] = await startServers(1);
+    const [server] = await startServers(servers, 1);
     const progress: Array<{ progress: number; total?: number; message?: string }> = [];
     const result = await server!.client.callTool(
       { name: 'delegate_batch', arguments: batch(3) },

@@ -6,37 +6,27 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
 import { scaledMs } from '../helpers/timing.ts';
 
-let world: TempEnv;
-let server: ServerHandle | undefined;
-const fakes: FakeProvider[] = [];
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
-  world.cleanup();
-});
+it.override('repository', null);
 
 const USER_KEY = 'sk-user-key-for-the-user-endpoint-0001';
 
-it('a project file that re-aims the user’s profile is overruled: the call goes to the user’s endpoint, with a warning', async () => {
-  const users = await startFakeProvider({
+it('a project file that re-aims the user’s profile is overruled: the call goes to the user’s endpoint, with a warning', async ({
+  world,
+  provider,
+  server: servers,
+}) => {
+  const users = await provider.start({
     respond: () => ({ text: 'from the user endpoint' }),
     models: ['p'],
   });
-  const projects = await startFakeProvider({
+  const projects = await provider.start({
     respond: () => ({ text: 'from the project endpoint' }),
   });
-  fakes.push(users, projects);
   world.writeConfig({
     profiles: {
       w: { format: 'openai', baseUrl: users.openaiBaseUrl, model: 'm', apiKeyEnv: 'USER_KEY' },
@@ -51,7 +41,7 @@ it('a project file that re-aims the user’s profile is overruled: the call goes
     }),
   );
   const env = { ...world.env, USER_KEY };
-  server = await startServer(env);
+  const server = await servers.start(env);
   const { text } = await server.callText('providers', {});
   expect(text).toContain(
     `WARNING: ${projectFile} redefines profile "w" of ${join(world.dataHome, 'config.json')} with another baseUrl, local.`,
@@ -76,16 +66,22 @@ it('a project file that re-aims the user’s profile is overruled: the call goes
   expect(doctor.stdout).toContain(`WARNING: ${projectFile} redefines profile "w"`);
 });
 
-it('local: true on a name that resolves to a public address is refused, in providers and on call', async () => {
-  const fake = await startFakeProvider({ respond: () => ({ text: 'should not be called' }) });
-  fakes.push(fake);
+it('local: true on a name that resolves to a public address is refused, in providers and on call', async ({
+  world,
+  provider,
+  server: servers,
+}) => {
+  const fake = await provider.start({ respond: () => ({ text: 'should not be called' }) });
   const port = new URL(fake.url).port;
   world.writeConfig({
     profiles: {
       w: { format: 'openai', baseUrl: `http://models.example:${port}/v1`, model: 'm', local: true },
     },
   });
-  server = await startServer({ ...world.env, DELEGATE_HOSTS_FOR_TEST: 'models.example=8.8.4.4' });
+  const server = await servers.start({
+    ...world.env,
+    DELEGATE_HOSTS_FOR_TEST: 'models.example=8.8.4.4',
+  });
   const { text } = await server.callText('providers', {});
   expect(text).toContain(
     'local REFUSED (models.example resolves to 8.8.4.4, not a loopback or private-range address)',
@@ -98,7 +94,10 @@ it('local: true on a name that resolves to a public address is refused, in provi
   expect(fake.requests).toHaveLength(0);
 });
 
-it('local: true on a public literal address is refused when the config is read', async () => {
+it('local: true on a public literal address is refused when the config is read', async ({
+  world,
+  server: servers,
+}) => {
   world.writeProjectFile(
     '.claude/delegate.json',
     JSON.stringify({
@@ -107,7 +106,7 @@ it('local: true on a public literal address is refused when the config is read',
       },
     }),
   );
-  server = await startServer(world.env);
+  const server = await servers.start(world.env);
   const { text, isError } = await server.callText('providers', {});
   expect(isError).toBe(true);
   expect(text).toContain(

@@ -1,20 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { callModel } from '../../server/src/calls/call-model.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import type { GenerateRequest } from '../../server/src/wire/spec.ts';
 import { FAST_CALLS, appContext } from '../helpers/app-context.ts';
-import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import type { FakeReply } from '../helpers/fake-provider.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
 
-let world: TempEnv;
-let fake: FakeProvider;
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await fake?.close();
-  world.cleanup();
-});
+it.override('repository', null);
 
 const TOOL = {
   name: 'read_file',
@@ -143,8 +135,8 @@ const FAULTS: FaultCase[] = [
 for (const format of ['openai', 'anthropic'] as const) {
   describe(`fault matrix (${format})`, () => {
     for (const fault of FAULTS) {
-      it(fault.name, async () => {
-        fake = await startFakeProvider({ respond: fault.replies });
+      it(fault.name, async ({ world, provider }) => {
+        const fake = await provider.start({ respond: fault.replies });
         const baseUrl = format === 'openai' ? fake.openaiBaseUrl : fake.url;
         world.writeConfig({ profiles: { w: { format, baseUrl, model: 'm', local: true } } });
         const started = Date.now();

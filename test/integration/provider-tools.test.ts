@@ -1,31 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { CLOSED_URL, createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { describe, expect } from 'vitest';
+import { taskTest } from '../helpers/task-world.ts';
+import { CLOSED_URL, type TempEnv } from '../helpers/temp-env.ts';
 
-let world: TempEnv;
-let server: ServerHandle;
-let fake: FakeProvider;
+/** A provider that names the model it was asked for. */
+const it = taskTest.extend('fake', ({ provider }) =>
+  provider.start({ respond: (request) => ({ text: `answered ${request.body?.model}` }) }),
+);
+it.override('repository', null);
 
-beforeEach(async () => {
-  world = createTempEnv();
-  fake = await startFakeProvider({
-    respond: (request) => ({ text: `answered ${request.body?.model}` }),
-  });
-});
-afterEach(async () => {
-  await server?.close();
-  await fake.close();
-  world.cleanup();
-});
-
-const configText = () => readFileSync(join(world.dataHome, 'config.json'), 'utf8');
-const config = () => JSON.parse(configText()) as Record<string, any>;
+const configText = (world: TempEnv) => readFileSync(join(world.dataHome, 'config.json'), 'utf8');
+const config = (world: TempEnv) => JSON.parse(configText(world)) as Record<string, any>;
 
 describe('provider_set', () => {
-  it('adds a profile that the next call uses, with no restart, keeping every other setting', async () => {
+  it('adds a profile that the next call uses, with no restart, keeping every other setting', async ({
+    world,
+    fake,
+    server: servers,
+  }) => {
     world.writeConfig({
       defaultProfile: 'old',
       profiles: {
@@ -34,7 +27,7 @@ describe('provider_set', () => {
       budget: { dailyUsd: 5 },
       largeRead: { thresholdKb: 80 },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const saved = await server.callText('provider_set', {
       name: 'fresh',
       format: 'openai',
@@ -52,7 +45,7 @@ describe('provider_set', () => {
       `Added profile "fresh" in ${join(world.dataHome, 'config.json')}: openai · model fresh-model`,
     );
     expect(saved.text).toContain('It is the default profile.');
-    expect(config()).toEqual({
+    expect(config(world)).toEqual({
       defaultProfile: 'fresh',
       profiles: {
         old: { format: 'openai', baseUrl: CLOSED_URL, model: 'old-model', use: 'keep me' },
@@ -75,9 +68,12 @@ describe('provider_set', () => {
     expect(fake.requests[0]?.headers['x-litellm-tags']).toBe('team-a');
   });
 
-  it('adds a CLI engine profile, which needs no base_url (the CLI keeps its own login)', async () => {
+  it('adds a CLI engine profile, which needs no base_url (the CLI keeps its own login)', async ({
+    world,
+    server: servers,
+  }) => {
     world.writeConfig({ profiles: {} });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const saved = await server.callText('provider_set', {
       name: 'cc',
       format: 'claude-cli',
@@ -88,7 +84,7 @@ describe('provider_set', () => {
     expect(saved.text).toContain(
       `Added profile "cc" in ${join(world.dataHome, 'config.json')}: claude-cli · model sonnet · the CLI's own login and endpoint.`,
     );
-    expect(config()).toEqual({
+    expect(config(world)).toEqual({
       profiles: { cc: { format: 'claude-cli', model: 'sonnet', use: 'long refactors' } },
     });
     const providers = await server.callText('providers', {});
@@ -96,14 +92,14 @@ describe('provider_set', () => {
     expect(providers.text).toContain('claude-cli');
   });
 
-  it('updates only the fields given', async () => {
+  it('updates only the fields given', async ({ world, fake, server: servers }) => {
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', pool: 3 } },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text } = await server.callText('provider_set', { name: 'w', use: 'code review' });
     expect(text).toMatch(/^Updated profile "w"/);
-    expect(config().profiles.w).toEqual({
+    expect(config(world).profiles.w).toEqual({
       format: 'openai',
       baseUrl: fake.openaiBaseUrl,
       model: 'm',
@@ -181,16 +177,16 @@ describe('provider_set', () => {
     ],
   ];
   for (const [field, fields, message] of INVALID) {
-    it(`a bad ${field} is named, and nothing is written`, async () => {
+    it(`a bad ${field} is named, and nothing is written`, async ({ world, server: servers }) => {
       world.writeConfig({
         profiles: { other: { format: 'openai', baseUrl: CLOSED_URL, model: 'o' } },
       });
-      const before = configText();
-      server = await startServer(world.env);
+      const before = configText(world);
+      const server = await servers.start(world.env);
       const { text, isError } = await server.callText('provider_set', { name: 'x', ...fields });
       expect(isError).toBe(true);
       expect(text).toMatch(message);
-      expect(configText()).toBe(before);
+      expect(configText(world)).toBe(before);
     });
   }
 
@@ -237,8 +233,8 @@ describe('provider_set', () => {
     ],
   ];
   for (const [what, fields, message] of KEYISH) {
-    it(`refuses ${what}, without repeating it`, async () => {
-      server = await startServer(world.env);
+    it(`refuses ${what}, without repeating it`, async ({ world, server: servers }) => {
+      const server = await servers.start(world.env);
       const { text, isError } = await server.callText('provider_set', {
         name: 'x',
         format: 'openai',
@@ -262,7 +258,10 @@ describe('provider_set', () => {
 });
 
 describe('provider_remove', () => {
-  it('removes the profile and its default, and names what remains', async () => {
+  it('removes the profile and its default, and names what remains', async ({
+    world,
+    server: servers,
+  }) => {
     world.writeConfig({
       defaultProfile: 'a',
       profiles: {
@@ -270,18 +269,21 @@ describe('provider_remove', () => {
         b: { format: 'openai', baseUrl: CLOSED_URL, model: 'n' },
       },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text, isError } = await server.callText('provider_remove', { name: 'a' });
     expect(isError).toBe(false);
     expect(text).toBe(
       `Removed profile "a" from ${join(world.dataHome, 'config.json')}. It was the default; no default is set now (provider_set with default: true sets one). Profiles now: b.`,
     );
-    expect(config()).toEqual({
+    expect(config(world)).toEqual({
       profiles: { b: { format: 'openai', baseUrl: CLOSED_URL, model: 'n' } },
     });
   });
 
-  it('refuses to break a failover chain, and says where a project profile comes from', async () => {
+  it('refuses to break a failover chain, and says where a project profile comes from', async ({
+    world,
+    server: servers,
+  }) => {
     world.writeConfig({
       profiles: {
         a: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', failover: ['b'] },
@@ -292,7 +294,7 @@ describe('provider_remove', () => {
       '.claude/delegate.json',
       JSON.stringify({ profiles: { p: { format: 'openai', baseUrl: CLOSED_URL, model: 'p' } } }),
     );
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const chained = await server.callText('provider_remove', { name: 'b' });
     expect(chained.isError).toBe(true);
     expect(chained.text).toMatch(
@@ -306,11 +308,15 @@ describe('provider_remove', () => {
 });
 
 describe('the environment profile beside stored profiles, and where settings come from', () => {
-  it('says when a configured profile named env hides the environment profile', async () => {
+  it('says when a configured profile named env hides the environment profile', async ({
+    world,
+    fake,
+    server: servers,
+  }) => {
     world.writeConfig({
       profiles: { env: { format: 'openai', baseUrl: CLOSED_URL, model: 'mine' } },
     });
-    server = await startServer({
+    const server = await servers.start({
       ...world.env,
       DELEGATE_BASE_URL: fake.openaiBaseUrl,
       DELEGATE_MODEL: 'x',
@@ -322,7 +328,11 @@ describe('the environment profile beside stored profiles, and where settings com
     expect(text).toContain('- env (default): openai · model mine');
   });
 
-  it('providers names the source of every profile, its key and the default', async () => {
+  it('providers names the source of every profile, its key and the default', async ({
+    world,
+    fake,
+    server: servers,
+  }) => {
     world.writeConfig({
       profiles: {
         fast: {
@@ -341,7 +351,7 @@ describe('the environment profile beside stored profiles, and where settings com
         profiles: { code: { format: 'openai', baseUrl: CLOSED_URL, model: 'p', local: true } },
       }),
     );
-    server = await startServer({
+    const server = await servers.start({
       ...world.env,
       FAST_KEY: 'sk-env-canary-000000000000',
       DELEGATE_BASE_URL: fake.openaiBaseUrl,

@@ -1,28 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { acquireSlot } from '../../server/src/calls/pool.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { CLOSED_URL, createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
+import { CLOSED_URL } from '../helpers/temp-env.ts';
 
-let world: TempEnv;
-let server: ServerHandle | undefined;
-let fake: FakeProvider | undefined;
-
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
+it.override('repository', null);
 
 describe('providers', () => {
-  it('lists profiles from the config and the project file, the default and how each authenticates', async () => {
+  it('lists profiles from the config and the project file, the default and how each authenticates', async ({
+    world,
+    server: servers,
+  }) => {
     world.writeConfig({
       defaultProfile: 'fast',
       profiles: {
@@ -45,7 +34,7 @@ describe('providers', () => {
         },
       }),
     );
-    server = await startServer({ ...world.env, FAST_KEY: 'sk-secret-value' });
+    const server = await servers.start({ ...world.env, FAST_KEY: 'sk-secret-value' });
     const { text, isError } = await server.callText('providers', {});
     expect(isError).toBe(false);
     expect(text).toContain('Profiles (default: fast;');
@@ -63,7 +52,7 @@ describe('providers', () => {
     expect(text).not.toContain('sk-secret-value');
   });
 
-  it('shows pool occupancy: who holds which slot', async () => {
+  it('shows pool occupancy: who holds which slot', async ({ world, server: servers }) => {
     world.writeConfig({
       profiles: {
         w: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', pool: 3, failover: ['x'] },
@@ -74,7 +63,7 @@ describe('providers', () => {
       label: 'w t_test1',
     });
     try {
-      server = await startServer(world.env);
+      const server = await servers.start(world.env);
       const { text } = await server.callText('providers', {});
       expect(text).toContain(
         `  pool: "127.0.0.1:2 m" 1/3 busy: pid ${process.pid} (w t_test1) since `,
@@ -85,21 +74,25 @@ describe('providers', () => {
     }
   });
 
-  it('says when a key variable is missing', async () => {
+  it('says when a key variable is missing', async ({ world, server: servers }) => {
     world.writeConfig({
       profiles: {
         fast: { format: 'openai', baseUrl: CLOSED_URL, model: 'm', apiKeyEnv: 'MISSING_KEY' },
       },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text } = await server.callText('providers', {});
     expect(text).toContain(
       'key from $MISSING_KEY (NOT SET: export it before starting Claude Code)',
     );
   });
 
-  it('with check, reports reachability and the models each endpoint serves', async () => {
-    fake = await startFakeProvider({ models: ['qwen-a', 'qwen-b'] });
+  it('with check, reports reachability and the models each endpoint serves', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ models: ['qwen-a', 'qwen-b'] });
     world.writeConfig({
       profiles: {
         up: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'qwen-b', local: true },
@@ -107,7 +100,7 @@ describe('providers', () => {
         down: { format: 'openai', baseUrl: CLOSED_URL, model: 'm' },
       },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text } = await server.callText('providers', { check: true });
     expect(text).toMatch(
       /- up: [^\n]*\n(?: {2}[^\n]*\n)* {2}check: reachable in \d+ ms; serves qwen-b; models: qwen-a, qwen-b/,
@@ -121,9 +114,13 @@ describe('providers', () => {
     expect(text).toContain('Profiles (default: none — pass profile or set defaultProfile;');
   });
 
-  it('with no configuration, shows the auto-detected local server', async () => {
-    fake = await startFakeProvider({ models: ['llama3.2:3b'] });
-    server = await startServer({
+  it('with no configuration, shows the auto-detected local server', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ models: ['llama3.2:3b'] });
+    const server = await servers.start({
       ...world.env,
       DELEGATE_DISCOVERY_URLS_FOR_TEST: `Ollama=${fake.openaiBaseUrl}`,
     });
@@ -133,18 +130,21 @@ describe('providers', () => {
     expect(text).toContain('Served models: llama3.2:3b.');
   });
 
-  it('with nothing configured or running, says how to start a server or add a profile', async () => {
-    server = await startServer(world.env);
+  it('with nothing configured or running, says how to start a server or add a profile', async ({
+    world,
+    server: servers,
+  }) => {
+    const server = await servers.start(world.env);
     const { text, isError } = await server.callText('providers', {});
     expect(isError).toBe(false);
     expect(text).toMatch(/^No worker is configured and no local model server answered/);
     expect(text).toContain(join(world.dataHome, 'config.json'));
   });
 
-  it('reports an invalid project file by name', async () => {
+  it('reports an invalid project file by name', async ({ world, server: servers }) => {
     mkdirSync(join(world.project, '.claude'));
     writeFileSync(join(world.project, '.claude', 'delegate.json'), '{ "profiles": { ');
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const { text, isError } = await server.callText('providers', {});
     expect(isError).toBe(true);
     expect(text).toMatch(

@@ -1,35 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  byAssistantTurn,
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-} from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { endTaskTest } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { describe, expect } from 'vitest';
+import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
+import { git } from '../helpers/git-project.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
-import { scaledMs } from '../helpers/timing.ts';
 
 /** Points the sandbox at a bubblewrap that is not there: the library's own check then fails. */
 const NO_BWRAP = { DELEGATE_BWRAP_PATH_FOR_TEST: '/nonexistent/bwrap' };
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  await endTaskTest(world, server, fake);
-  server = undefined;
-  fake = undefined;
-}, scaledMs(30_000));
 
 const bash = (command: string): FakeReply => ({
   toolUses: [{ name: 'run_bash', input: { command } }],
@@ -44,29 +25,38 @@ function fixingSteps(outside: string): FakeReply[] {
   ];
 }
 
-async function startWith(
-  steps: FakeReply[],
-  config: Record<string, unknown>,
-  env: Record<string, string> = {},
-): Promise<ServerHandle> {
-  fake = await startFakeProvider({ respond: byAssistantTurn(steps) });
-  world.writeConfig({
-    ...config,
-    profiles: {
-      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (
+      steps: FakeReply[],
+      config: Record<string, unknown>,
+      env: Record<string, string> = {},
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({ respond: byAssistantTurn(steps) });
+      world.writeConfig({
+        ...config,
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+        },
+      });
+      return server.start({ ...world.env, ...env });
     },
-  });
-  server = await startServer({ ...world.env, ...env });
-  return server;
-}
+);
 
-const jobOf = (id: string) =>
+const jobOf = (world: TempEnv, id: string) =>
   JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
 
 describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
-  it('auto with the sandbox available: the work lands in the worktree, the test passes, nothing leaks', async () => {
+  it('auto with the sandbox available: the work lands in the worktree, the test passes, nothing leaks', async ({
+    startWith,
+    world,
+    provider,
+  }) => {
     const outside = join(world.root, 'leak.txt');
-    const handle = await startWith(fixingSteps(outside), { sandbox: 'auto' });
+    const handle = await startWith(fixingSteps(outside), {
+      sandbox: 'auto',
+    });
     const started = await handle.callText('task_start', {
       task: 'Fix add()',
       test_command: 'node test.js',
@@ -77,12 +67,14 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
     expect(done).toMatch(new RegExp(`^${id} done passed`));
     expect(done).not.toContain('unsandboxed');
-    expect(jobOf(id)).toMatchObject({ sandboxed: true, verification: { exitCode: 0 } });
-    expect(jobOf(id).sandboxNote).toBeUndefined();
+    expect(jobOf(world, id)).toMatchObject({ sandboxed: true, verification: { exitCode: 0 } });
+    expect(jobOf(world, id).sandboxNote).toBeUndefined();
     const result = await handle.callText('task_result', { task_id: id });
     expect(result.text).toContain('verdict: passed');
     expect(result.text).not.toContain('unsandboxed');
-    expect(JSON.stringify(fake!.requests[2]!.body.messages)).toContain('Read-only file system');
+    expect(JSON.stringify(provider.started!.requests[2]!.body.messages)).toContain(
+      'Read-only file system',
+    );
     expect(existsSync(outside)).toBe(false);
     expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
     // The server only checked the sandbox: none of its proxies' socat bridges outlive that.
@@ -94,7 +86,10 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(commands.filter((command) => command.includes('socat'))).toEqual([]);
   });
 
-  it('auto without a usable sandbox: the task runs and every line says it ran unsandboxed', async () => {
+  it('auto without a usable sandbox: the task runs and every line says it ran unsandboxed', async ({
+    startWith,
+    world,
+  }) => {
     const outside = join(world.root, 'leak.txt');
     const handle = await startWith(fixingSteps(outside), {}, NO_BWRAP);
     const started = await handle.callText('task_start', {
@@ -107,7 +102,7 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
     expect(done).toMatch(new RegExp(`^${id} done passed .* · unsandboxed$`));
     expect(done.length).toBeLessThanOrEqual(160);
-    const job = jobOf(id);
+    const job = jobOf(world, id);
     expect(job.sandboxed).toBe(false);
     expect(job.sandboxNote).toMatch(/bubblewrap \(bwrap\) not executable at \/nonexistent\/bwrap/);
     const result = await handle.callText('task_result', { task_id: id });
@@ -118,7 +113,11 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(existsSync(outside)).toBe(true);
   });
 
-  it('required without a usable sandbox: task_start refuses before anything is made or spent', async () => {
+  it('required without a usable sandbox: task_start refuses before anything is made or spent', async ({
+    startWith,
+    world,
+    provider,
+  }) => {
     const handle = await startWith([{ text: 'never' }], { sandbox: 'required' }, NO_BWRAP);
     const refused = await handle.callText('task_start', { task: 'Fix add()' });
     expect(refused.isError).toBe(true);
@@ -127,28 +126,43 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     expect(refused.text).toContain('"sandbox": "auto"');
     expect(existsSync(join(world.dataHome, 'jobs'))).toBe(false);
     expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
-    expect(fake!.requests).toEqual([]);
+    expect(provider.started!.requests).toEqual([]);
   });
 
-  it('off is unsandboxed and says why; a project file cannot turn the sandbox off', async () => {
-    const handle = await startWith([{ text: 'Nothing to do.' }], { sandbox: 'off' });
+  it('off is unsandboxed and says why; a project file cannot turn the sandbox off', async ({
+    startWith,
+    world,
+    provider,
+  }) => {
+    const handle = await startWith([{ text: 'Nothing to do.' }], {
+      sandbox: 'off',
+    });
     const off = await handle.callText('task_start', { task: 'Look', wait_s: 30 });
     expect(off.text).toContain('unsandboxed: ');
     expect(off.text).toContain('sandbox is "off" in the configuration');
     world.writeConfig({
       profiles: {
-        w: { format: 'openai', baseUrl: fake!.openaiBaseUrl, model: 'worker-model', local: true },
+        w: {
+          format: 'openai',
+          baseUrl: provider.started!.openaiBaseUrl,
+          model: 'worker-model',
+          local: true,
+        },
       },
     });
     world.writeProjectFile('.claude/delegate.json', JSON.stringify({ sandbox: 'off' }));
     const tightened = await handle.callText('task_start', { task: 'Look', wait_s: 30 });
     expect(tightened.text).not.toContain('unsandboxed');
     const ids = readdirSync(join(world.dataHome, 'jobs')).filter((id) => id !== taskIdOf(off.text));
-    expect(ids.map((id) => jobOf(id).sandboxed)).toEqual([true]);
+    expect(ids.map((id) => jobOf(world, id).sandboxed)).toEqual([true]);
   });
 
   for (const isolation of ['worktree', 'none'] as const) {
-    it(`a task in a subdirectory runs commands and passes its test (required, isolation ${isolation})`, async () => {
+    it(`a task in a subdirectory runs commands and passes its test (required, isolation ${isolation})`, async ({
+      startWith,
+      world,
+      provider,
+    }) => {
       world.writeProjectFile(
         'pkg/test.js',
         "require('fs').readFileSync('made.txt'); console.log('ok');\n",
@@ -168,15 +182,15 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
       expect(started.isError, started.text).toBe(false);
       const id = taskIdOf(started.text);
       const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 60_000);
-      const outputs = JSON.stringify(fake!.requests.at(-1)?.body?.messages ?? []);
+      const outputs = JSON.stringify(provider.started!.requests.at(-1)?.body?.messages ?? []);
       expect(done, outputs).toMatch(new RegExp(`^${id} done passed`));
-      expect(jobOf(id).sandboxed).toBe(true);
+      expect(jobOf(world, id).sandboxed).toBe(true);
       // Before the sandbox let a worktree be written whole, bubblewrap failed every command here.
       expect(outputs).toMatch(/\/pkg\\n.*made\.txt/);
       const made =
         isolation === 'none'
           ? join(world.project, 'pkg', 'made.txt')
-          : join(jobOf(id).worktreePath, 'pkg', 'made.txt');
+          : join(jobOf(world, id).worktreePath, 'pkg', 'made.txt');
       expect(existsSync(made)).toBe(true);
       expect(git(world.project, 'status', '--porcelain')).toBe(
         isolation === 'none' ? '?? pkg/made.txt' : '',
@@ -184,7 +198,7 @@ describe.runIf(process.platform === 'linux')('tasks and the OS sandbox', () => {
     });
   }
 
-  it('refuses an allow_hosts entry that is not a host', async () => {
+  it('refuses an allow_hosts entry that is not a host', async ({ startWith }) => {
     const handle = await startWith([{ text: 'never' }], {});
     const refused = await handle.callText('task_start', {
       task: 'x',

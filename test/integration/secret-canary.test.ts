@@ -9,18 +9,12 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import {
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-  type RecordedRequest,
-} from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
-import { REPO_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { endTaskTest } from '../helpers/processes.ts';
+import { expect } from 'vitest';
+import type { FakeReply, RecordedRequest } from '../helpers/fake-provider.ts';
+import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { echoForms, holdsSecret } from '../helpers/secret-forms.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { taskTest as it } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
 import { scaledMs } from '../helpers/timing.ts';
 
@@ -28,19 +22,6 @@ const STORED_KEY = 'sk-stored-canary-5e4d3c2b1a09f8e7d6c5';
 /** With `/` and `+`, which JSON may escape as `\/` and URLs encode. */
 const ENV_KEY = 'sk-env-canary/0a1b2c+3d4e5f6a7b8c9d';
 const LAUNCHER = join(REPO_ROOT, 'bin', 'delegate');
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  await endTaskTest(world, server, fake);
-  server = undefined;
-  fake = undefined;
-});
 
 const bash = (command: string): FakeReply => ({
   toolUses: [{ name: 'run_bash', input: { command } }],
@@ -53,7 +34,7 @@ const keyOf = (request: RecordedRequest) =>
 const echoOf = (request: RecordedRequest) => echoForms(keyOf(request)).join(' \n ');
 
 /** Replies by what the request is: a task's worker, an echoing failure, or an echoing answer. */
-function respond(request: RecordedRequest): FakeReply {
+function respond(world: TempEnv, request: RecordedRequest): FakeReply {
   const conversation = JSON.stringify(request.body.messages ?? '');
   const echo = echoOf(request);
   if (conversation.includes('echo the key')) {
@@ -94,7 +75,7 @@ const writeEcho = (echo: string): FakeReply => ({
   toolUses: [{ name: 'write_file', input: { path: 'echo.txt', content: echo } }],
 });
 
-function cli(args: string[], input = '') {
+function cli(world: TempEnv, args: string[], input = '') {
   const result = spawnSync(LAUNCHER, args, {
     env: { ...world.env, ENV_KEY },
     cwd: world.project,
@@ -107,9 +88,9 @@ function cli(args: string[], input = '') {
 
 it(
   'a stored key and an environment key appear nowhere outside credentials.json',
-  async () => {
-    fake = await startFakeProvider({
-      respond,
+  async ({ world, provider, server: servers }) => {
+    const fake = await provider.start({
+      respond: (request) => respond(world, request),
       models: (request) => [echoOf(request), 'm', keyOf(request)],
     });
     const price = { inputPerMTok: 0.1, outputPerMTok: 0.1 };
@@ -127,11 +108,11 @@ it(
       },
       budget: { dailyUsd: 5 },
     });
-    const outputs: string[] = [cli(['provider-key', 'stored'], `${STORED_KEY}\n`)];
+    const outputs: string[] = [cli(world, ['provider-key', 'stored'], `${STORED_KEY}\n`)];
 
-    server = await startServer({ ...world.env, ENV_KEY });
+    const server = await servers.start({ ...world.env, ENV_KEY });
     const call = async (tool: string, args: Record<string, unknown>) => {
-      const result = await server!.callText(tool, args);
+      const result = await server.callText(tool, args);
       outputs.push(result.text);
       return result.text;
     };
@@ -162,7 +143,12 @@ it(
     await call('task_result', { task_id: id, include_patch: true });
     await call('usage', {});
     await call('provider_set', { name: 'stored', use: 'canary check' });
-    outputs.push(cli(['tasks']), cli(['usage']), cli(['doctor']), cli(['wait', id, '--json']));
+    outputs.push(
+      cli(world, ['tasks']),
+      cli(world, ['usage']),
+      cli(world, ['doctor']),
+      cli(world, ['wait', id, '--json']),
+    );
     // Every file of the data home as it is now (the task's files go with its cleanup below).
     const credentials = join(world.dataHome, 'credentials.json');
     const filesUnder = (root: string) =>

@@ -3,33 +3,13 @@
  * reviewer on another profile grades the diff against the definition of done, and a task
  * stops at its cost cap with its work kept.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { readLedger } from '../../server/src/calls/ledger.ts';
-import {
-  byAssistantTurn,
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-  type RecordedRequest,
-} from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, FIXED_ADD, git, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { endTaskTest } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
+import { FIXED_ADD, git } from '../helpers/git-project.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest, type ProviderLauncher } from '../helpers/task-world.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  await endTaskTest(world, server, fake);
-  server = undefined;
-  fake = undefined;
-});
 
 const use = (name: string, input: Record<string, unknown>): FakeReply => ({
   toolUses: [{ name, input }],
@@ -43,24 +23,27 @@ function scripted(worker: FakeReply[], reviewer: FakeReply[] = []) {
     request.body?.model === 'review-model' ? forReviewer(request) : forWorker(request);
 }
 
-const workerRequests = () =>
-  fake!.requests.filter((request) => request.body?.model === 'worker-model');
+const workerRequests = (provider: ProviderLauncher) =>
+  provider.started!.requests.filter((request) => request.body?.model === 'worker-model');
 
 /** Profile `w` (local, model worker-model) is the default; `extra` adds to or replaces settings. */
-async function startWith(
-  respond: (request: RecordedRequest) => FakeReply,
-  extra: (baseUrl: string) => object = () => ({}),
-) {
-  fake = await startFakeProvider({ respond });
-  const baseUrl = fake.openaiBaseUrl;
-  world.writeConfig({
-    defaultProfile: 'w',
-    profiles: { w: { format: 'openai', baseUrl, model: 'worker-model', local: true } },
-    ...extra(baseUrl),
-  });
-  server = await startServer(world.env);
-  return server;
-}
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (
+      respond: (request: RecordedRequest) => FakeReply,
+      extra: (baseUrl: string) => object = () => ({}),
+    ) => {
+      const fake = await provider.start({ respond });
+      const baseUrl = fake.openaiBaseUrl;
+      world.writeConfig({
+        defaultProfile: 'w',
+        profiles: { w: { format: 'openai', baseUrl, model: 'worker-model', local: true } },
+        ...extra(baseUrl),
+      });
+      return server.start(world.env);
+    },
+);
 
 async function runToEnd(handle: ServerHandle, input: Record<string, unknown>) {
   const started = await handle.callText('task_start', input);
@@ -72,7 +55,10 @@ async function runToEnd(handle: ServerHandle, input: Record<string, unknown>) {
 }
 
 describe('fix until green', () => {
-  it('a failing test run goes back to the worker, which fixes it on its second attempt: passed', async () => {
+  it('a failing test run goes back to the worker, which fixes it on its second attempt: passed', async ({
+    startWith,
+    provider,
+  }) => {
     const handle = await startWith(
       scripted([
         use('write_file', { path: 'notes.md', content: 'looked at add\n' }),
@@ -90,14 +76,17 @@ describe('fix until green', () => {
     expect(result).toContain('fix rounds: the tests failed 1 time(s) before (exit 1)');
     expect(result).toContain('summary:\n  Fixed add() to add');
     // The worker's third request carried the failing run's facts, in the same conversation.
-    const feedback = JSON.stringify(workerRequests()[2]!.body.messages);
+    const feedback = JSON.stringify(workerRequests(provider)[2]!.body.messages);
     expect(feedback).toContain('node test.js');
     expect(feedback).toContain('add(2, 3) should be 5');
     expect(feedback).toContain('I reviewed add() and left notes');
-    expect(workerRequests()).toHaveLength(4);
+    expect(workerRequests(provider)).toHaveLength(4);
   });
 
-  it('a worker that never fixes it ends failed after the configured rounds', async () => {
+  it('a worker that never fixes it ends failed after the configured rounds', async ({
+    startWith,
+    provider,
+  }) => {
     const handle = await startWith(
       scripted([
         { text: 'The code looks right to me; nothing to change.' },
@@ -113,22 +102,25 @@ describe('fix until green', () => {
     expect(status).toMatch(/done failed/);
     expect(result).toContain('test command: node test.js → exit 1');
     expect(result).toContain('fix rounds: the tests failed 1 time(s) before (exit 1)');
-    expect(workerRequests()).toHaveLength(2);
+    expect(workerRequests(provider)).toHaveLength(2);
   });
 
-  it('fixRounds 0 verifies once, as before', async () => {
+  it('fixRounds 0 verifies once, as before', async ({ startWith, provider }) => {
     const handle = await startWith(scripted([{ text: 'Nothing changed, all good.' }]), () => ({
       tasks: { fixRounds: 0 },
     }));
     const { result } = await runToEnd(handle, { task: 'Look', test_command: 'node test.js' });
     expect(result).toContain('verdict: failed');
     expect(result).not.toContain('fix rounds');
-    expect(workerRequests()).toHaveLength(1);
+    expect(workerRequests(provider)).toHaveLength(1);
   });
 });
 
 describe('rubric review', () => {
-  it('a reviewer on another profile grades the diff against the definition of done', async () => {
+  it('a reviewer on another profile grades the diff against the definition of done', async ({
+    startWith,
+    provider,
+  }) => {
     const handle = await startWith(
       scripted(
         [
@@ -161,7 +153,9 @@ describe('rubric review', () => {
     expect(result).toContain('review (rev, review-model) against the definition of done — fail');
     expect(result).toContain('strings are rejected: NOT met');
 
-    const reviews = fake!.requests.filter((request) => request.body?.model === 'review-model');
+    const reviews = provider.started!.requests.filter(
+      (request) => request.body?.model === 'review-model',
+    );
     expect(reviews).toHaveLength(2);
     const first = JSON.stringify(reviews[0]!.body);
     expect(first).toContain('add() adds two numbers and throws on strings');
@@ -178,7 +172,11 @@ describe('rubric review', () => {
 });
 
 describe('budget mid-run', () => {
-  it('a task stops at its cost cap: settled spend within it, work salvaged, reason in the result', async () => {
+  it('a task stops at its cost cap: settled spend within it, work salvaged, reason in the result', async ({
+    startWith,
+    world,
+    provider,
+  }) => {
     const steps: FakeReply[] = [use('write_file', { path: 'partial.txt', content: 'step 1\n' })];
     for (let index = 0; index < 30; index += 1) steps.push(use('list_files', { pattern: '*' }));
     // $4 per million tokens either way: a ~5.5 KB request reserves ~2.2 cents of input (a token
@@ -201,11 +199,11 @@ describe('budget mid-run', () => {
     expect(spent).toBeGreaterThan(0.015);
     expect(spent).toBeLessThanOrEqual(cap);
     // The output allowance (8,192 tokens would cost $0.033) shrank to what was left, call by call.
-    const allowances = workerRequests().map((request) => Number(request.body.max_tokens));
+    const allowances = workerRequests(provider).map((request) => Number(request.body.max_tokens));
     expect(allowances[0]).toBeLessThan(8_192);
     expect(allowances.slice(1).every((allowance, index) => allowance < allowances[index]!)).toBe(
       true,
     );
-    expect(workerRequests().length).toBeLessThan(steps.length);
+    expect(workerRequests(provider).length).toBeLessThan(steps.length);
   });
 });

@@ -1,44 +1,18 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  byAssistantTurn,
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-  type RecordedRequest,
-} from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import { describe, expect } from 'vitest';
+import { byAssistantTurn, type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { killQuietly, liveProcesses } from '../helpers/processes.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 import { taskIdOf } from '../helpers/wait.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
 import { isProcessAlive } from '../../server/src/util/process-identity.ts';
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let servers: ServerHandle[] = [];
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  for (const job of jobFiles())
-    for (const group of [job.worker?.pid, ...(job.childPgids ?? [])])
-      if (group) killQuietly(-group);
-  for (const server of servers) {
-    await server.close().catch(() => undefined);
-    if (server.pid) killQuietly(server.pid);
-  }
-  servers = [];
-  await settleWorkers(world.dataHome);
-  await fake?.close();
-  fake = undefined;
-  world.cleanup();
-});
-
-function jobFiles(): Array<{ id: string; worker?: { pid: number }; childPgids?: number[] }> {
+function jobFiles(
+  world: TempEnv,
+): Array<{ id: string; worker?: { pid: number }; childPgids?: number[] }> {
   try {
     return readdirSync(join(world.dataHome, 'jobs')).map((id) =>
       JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8')),
@@ -53,26 +27,32 @@ function processesWith(marker: string): number[] {
   return liveProcesses(({ commandLine }) => commandLine.includes(marker));
 }
 
-async function start(
-  steps: FakeReply[] | ((request: RecordedRequest) => FakeReply),
-  pool = 2,
-): Promise<ServerHandle> {
-  fake = await startFakeProvider({
-    respond: Array.isArray(steps) ? byAssistantTurn(steps) : steps,
-  });
-  world.writeConfig({
-    profiles: {
-      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool },
+const it = taskTest.extend(
+  'start',
+  ({ world, provider, server }) =>
+    async (
+      steps: FakeReply[] | ((request: RecordedRequest) => FakeReply),
+      pool = 2,
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({
+        respond: Array.isArray(steps) ? byAssistantTurn(steps) : steps,
+      });
+      world.writeConfig({
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool },
+        },
+      });
+      return server.start(world.env);
     },
-  });
-  return newServer();
-}
+);
 
-async function newServer(): Promise<ServerHandle> {
-  const server = await startServer(world.env);
-  servers.push(server);
-  return server;
-}
+// Workers and their children are killed outright before the fixture stops the servers: some
+// hang on purpose, and a killed server leaves its tasks running.
+it.afterEach(({ world }) => {
+  for (const job of jobFiles(world))
+    for (const group of [job.worker?.pid, ...(job.childPgids ?? [])])
+      if (group) killQuietly(-group);
+});
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + scaledMs(timeoutMs);
@@ -85,7 +65,11 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000)
 }
 
 describe('tasks survive and are never lost', () => {
-  it('SIGKILL the MCP server while 10 tasks run: a new server finds all 10 and every result', async () => {
+  it('SIGKILL the MCP server while 10 tasks run: a new server finds all 10 and every result', async ({
+    start,
+    world,
+    server,
+  }) => {
     const first = await start(
       [
         {
@@ -100,7 +84,7 @@ describe('tasks survive and are never lost', () => {
     for (let index = 0; index < 10; index += 1)
       ids.push(taskIdOf((await first.callText('task_start', { task: `task ${index}` })).text));
     process.kill(first.pid!, 'SIGKILL');
-    const second = await newServer();
+    const second = await server.start(world.env);
     const listed = (await second.callText('task_status', {})).text;
     for (const id of ids) expect(listed).toContain(id);
     await until(async () => {
@@ -114,7 +98,10 @@ describe('tasks survive and are never lost', () => {
     }
   });
 
-  it('SIGKILL a worker: the task is lost within one status call, its work salvaged', async () => {
+  it('SIGKILL a worker: the task is lost within one status call, its work salvaged', async ({
+    start,
+    world,
+  }) => {
     let calls = 0;
     const handle = await start(() =>
       ++calls === 1
@@ -125,7 +112,7 @@ describe('tasks survive and are never lost', () => {
     );
     const id = taskIdOf((await handle.callText('task_start', { task: 'long work' })).text);
     await until(() => Promise.resolve(calls >= 2 ? true : undefined));
-    const worker = jobFiles().find((job) => job.id === id)!.worker!.pid;
+    const worker = jobFiles(world).find((job) => job.id === id)!.worker!.pid;
     process.kill(worker, 'SIGKILL');
     // Dead as the task engine judges it (gone, or a zombie): on a loaded machine a killed
     // process can sit for a while mid-exit, its command line already empty but not yet a zombie.
@@ -140,7 +127,7 @@ describe('tasks survive and are never lost', () => {
 
   it(
     'task_cancel leaves no process of the tree alive (run_bash with grandchildren), 20 trials',
-    async () => {
+    async ({ start }) => {
       const handle = await start((request) => {
         const trial = /trial (\d+)/.exec(JSON.stringify(request.body.messages))?.[1] ?? '0';
         return {

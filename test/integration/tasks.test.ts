@@ -1,56 +1,37 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  byAssistantTurn,
-  startFakeProvider,
-  type FakeProvider,
-  type FakeReply,
-} from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, FIXED_ADD, git, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
+import { describe, expect } from 'vitest';
+import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, FIXED_ADD, git } from '../helpers/git-project.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf } from '../helpers/wait.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
-
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-  initRepository(world.project, BROKEN_ADD_PROJECT);
-});
-afterEach(async () => {
-  if (server) {
-    const status = await server.callText('task_status', {}).catch(() => ({ text: '' }));
-    for (const id of status.text.match(/t_[a-z0-9]+/g) ?? [])
-      await server.callText('task_cancel', { task_id: id }).catch(() => undefined);
-    await server.close();
-  }
-  await settleWorkers(world.dataHome);
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
 
 const use = (name: string, input: Record<string, unknown>): FakeReply => ({
   toolUses: [{ name, input }],
 });
 
-async function startWith(steps: FakeReply[]): Promise<ServerHandle> {
-  fake = await startFakeProvider({ respond: byAssistantTurn(steps) });
-  world.writeConfig({
-    profiles: {
-      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (steps: FakeReply[]): Promise<ServerHandle> => {
+      const fake = await provider.start({ respond: byAssistantTurn(steps) });
+      world.writeConfig({
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+        },
+      });
+      return server.start({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60' });
     },
-  });
-  server = await startServer({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60' });
-  return server;
-}
+);
 
 describe('tasks through the MCP tools', () => {
-  it('start → progress → question → answer → done (tests pass) → result with the patch → cleanup', async () => {
+  it('start → progress → question → answer → done (tests pass) → result with the patch → cleanup', async ({
+    startWith,
+    world,
+    provider,
+  }) => {
     const handle = await startWith([
       use('report_progress', { note: 'reading the code' }),
       use('read_file', { path: 'src/add.js' }),
@@ -83,7 +64,7 @@ describe('tasks through the MCP tools', () => {
     expect(progress.text).toContain('question: Should add() also accept strings?');
 
     // The worker saw the answer as the ask_supervisor tool result.
-    const answered = JSON.stringify(fake!.requests[3]!.body.messages);
+    const answered = JSON.stringify(provider.started!.requests[3]!.body.messages);
     expect(answered).toContain('No, numbers only.');
 
     const result = await handle.callText('task_result', { task_id: id });
@@ -106,7 +87,9 @@ describe('tasks through the MCP tools', () => {
     expect(git(world.project, 'worktree', 'list')).not.toContain(id);
   });
 
-  it('a test command that still fails gives verdict failed, with the output tail', async () => {
+  it('a test command that still fails gives verdict failed, with the output tail', async ({
+    startWith,
+  }) => {
     const handle = await startWith([
       use('write_file', { path: 'notes.md', content: 'tried\n' }),
       { text: 'Done (I think).' },
@@ -126,19 +109,23 @@ describe('tasks through the MCP tools', () => {
     expect(started.text).toContain('fix rounds: the tests failed 2 time(s) before (exit 1, 1)');
   });
 
-  it('wait_s returns the result inline for a quick task, and a broken test runner fails before any token', async () => {
+  it('wait_s returns the result inline for a quick task, and a broken test runner fails before any token', async ({
+    startWith,
+    world,
+    provider,
+  }) => {
     const handle = await startWith([{ text: 'Nothing to do.' }]);
     const quick = await handle.callText('task_start', { task: 'Look around', wait_s: 30 });
     expect(quick.text).toMatch(/done — verdict: unverified/);
     expect(quick.text).toContain('summary:\n  Nothing to do.');
-    const before = fake!.requests.length;
+    const before = provider.started!.requests.length;
     const broken = await handle.callText('task_start', {
       task: 'x',
       test_command: 'no-such-runner --all',
       wait_s: 5,
     });
     expect(broken.text).toMatch(/failed[\s\S]*preflight: the test command cannot run \(exit 127\)/);
-    expect(fake!.requests.length).toBe(before);
+    expect(provider.started!.requests.length).toBe(before);
     // Neither task changed anything: no worktree or branch of theirs is left to clean up.
     expect(quick.text).toContain('nothing changed: worktree and branch delegate/t_');
     expect(broken.text).toContain('nothing changed: worktree and branch delegate/t_');
@@ -158,7 +145,7 @@ describe('tasks through the MCP tools', () => {
 
 describe('where a worktree task starts', () => {
   /** What the user could lose: index, stash list, status and the files of the checkout. */
-  function userState(): string[] {
+  function userState(world: TempEnv): string[] {
     const index = readFileSync(join(world.project, '.git', 'index')).toString('base64');
     const files = ['src/add.js', 'test.js', 'staged.txt', 'notes.txt', 'debug.log'].map((name) =>
       existsSync(join(world.project, name)) ? readFileSync(join(world.project, name), 'utf8') : '-',
@@ -171,14 +158,17 @@ describe('where a worktree task starts', () => {
     ];
   }
 
-  it('starts from the uncommitted changes, leaves them alone, and the patch has only the worker change', async () => {
+  it('starts from the uncommitted changes, leaves them alone, and the patch has only the worker change', async ({
+    startWith,
+    world,
+  }) => {
     writeFileSync(join(world.project, 'src/add.js'), FIXED_ADD); // modified, not staged
     writeFileSync(join(world.project, 'staged.txt'), 'staged\n');
     writeFileSync(join(world.project, '.gitignore'), 'debug.log\n');
     git(world.project, 'add', 'staged.txt', '.gitignore');
     writeFileSync(join(world.project, 'notes.txt'), 'untracked\n');
     writeFileSync(join(world.project, 'debug.log'), 'ignored\n');
-    const before = userState();
+    const before = userState(world);
     const head = git(world.project, 'rev-parse', 'HEAD');
     const handle = await startWith([
       use('write_file', { path: 'worker.txt', content: 'from the worker\n' }),
@@ -209,14 +199,17 @@ describe('where a worktree task starts', () => {
     const patch = readFileSync(join(world.dataHome, 'jobs', id, 'patch.diff'), 'utf8');
     expect(patch).toContain('worker.txt');
     expect(patch).not.toMatch(/add\.js|staged\.txt|notes\.txt/);
-    expect(userState()).toEqual(before);
+    expect(userState(world)).toEqual(before);
     expect(git(world.project, 'rev-parse', 'HEAD')).toBe(head);
     // The patch applies onto the uncommitted changes, as the instructions say.
     git(world.project, 'apply', join(world.dataHome, 'jobs', id, 'patch.diff'));
     expect(readFileSync(join(world.project, 'worker.txt'), 'utf8')).toBe('from the worker\n');
   });
 
-  it('base_branch starts from the commit as before; a repository with no commits is refused, leaving nothing', async () => {
+  it('base_branch starts from the commit as before; a repository with no commits is refused, leaving nothing', async ({
+    startWith,
+    world,
+  }) => {
     writeFileSync(join(world.project, 'src/add.js'), FIXED_ADD);
     const handle = await startWith([{ text: 'Nothing.' }, { text: 'Nothing.' }]);
     const fromHead = await handle.callText('task_start', {

@@ -3,11 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runScriptedAgent } from '../helpers/agent-run.ts';
-import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
-import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { settleWorkers } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import type { FakeReply } from '../helpers/fake-provider.ts';
+import { taskTest } from '../helpers/task-world.ts';
 
 let root: string;
 beforeEach(() => {
@@ -96,49 +93,36 @@ describe('a worker’s final answer says when it was cut off or refused', () => 
 });
 
 describe('tasks and reviews through the built server', () => {
-  let world: TempEnv;
-  let fake: FakeProvider | undefined;
-  let server: ServerHandle | undefined;
-  beforeEach(() => {
-    world = createTempEnv();
-    initRepository(world.project, BROKEN_ADD_PROJECT);
-  });
-  afterEach(async () => {
-    await server?.close();
-    await settleWorkers(world.dataHome);
-    await fake?.close();
-    server = undefined;
-    fake = undefined;
-    world.cleanup();
-  });
-
-  it('a refused task and a cut-off review are reported as such in task_result', async () => {
-    fake = await startFakeProvider({
-      respond: (request): FakeReply =>
-        JSON.stringify(request.body.messages).includes('Grade this change')
-          ? {
-              text: 'VERDICT: fail\n- the change is emp',
-              stopReason: 'length',
-              usage: { output: 4096 },
-            }
-          : { refusal: 'I will not edit this repository.' },
-    });
-    world.writeConfig({
-      profiles: {
-        w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
-      },
-    });
-    server = await startServer(world.env);
-    const { text } = await server.callText('task_start', {
-      task: 'Fix add()',
-      definition_of_done: 'add() adds',
-      wait_s: 30,
-    });
-    expect(text).toContain(
-      'summary:\n  [refused by the model: "I will not edit this repository."]',
-    );
-    expect(text).toMatch(
-      /review \(w, worker-model\) against the definition of done — fail:\n {2}\[cut off at 4,096 output tokens — the answer is incomplete; narrow the task or split it\]\n/,
-    );
-  });
+  taskTest(
+    'a refused task and a cut-off review are reported as such in task_result',
+    async ({ world, provider, server: servers }) => {
+      const fake = await provider.start({
+        respond: (request): FakeReply =>
+          JSON.stringify(request.body.messages).includes('Grade this change')
+            ? {
+                text: 'VERDICT: fail\n- the change is emp',
+                stopReason: 'length',
+                usage: { output: 4096 },
+              }
+            : { refusal: 'I will not edit this repository.' },
+      });
+      world.writeConfig({
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+        },
+      });
+      const server = await servers.start(world.env);
+      const { text } = await server.callText('task_start', {
+        task: 'Fix add()',
+        definition_of_done: 'add() adds',
+        wait_s: 30,
+      });
+      expect(text).toContain(
+        'summary:\n  [refused by the model: "I will not edit this repository."]',
+      );
+      expect(text).toMatch(
+        /review \(w, worker-model\) against the definition of done — fail:\n {2}\[cut off at 4,096 output tokens — the answer is incomplete; narrow the task or split it\]\n/,
+      );
+    },
+  );
 });

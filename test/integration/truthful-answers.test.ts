@@ -1,53 +1,42 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
-
-let world: TempEnv;
-let server: ServerHandle | undefined;
-let fake: FakeProvider | undefined;
-
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  await fake?.close();
-  server = undefined;
-  fake = undefined;
-  world.cleanup();
-});
+import { describe, expect } from 'vitest';
+import type { FakeReply } from '../helpers/fake-provider.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { taskTest } from '../helpers/task-world.ts';
 
 /** The built server with one profile of `format` on a fake provider that answers `reply`. */
-async function serve(
-  format: 'openai' | 'anthropic',
-  respond: FakeReply | ((body: any) => FakeReply),
-  model = 'worker-model',
-): Promise<ServerHandle> {
-  fake = await startFakeProvider({
-    respond: (request) => (typeof respond === 'function' ? respond(request.body) : respond),
-  });
-  world.writeConfig({
-    profiles: {
-      w: {
-        format,
-        baseUrl: format === 'openai' ? fake.openaiBaseUrl : fake.url,
-        model,
-        local: true,
-      },
+const it = taskTest.extend(
+  'serve',
+  ({ world, provider, server }) =>
+    async (
+      format: 'openai' | 'anthropic',
+      respond: FakeReply | ((body: any) => FakeReply),
+      model = 'worker-model',
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({
+        respond: (request) => (typeof respond === 'function' ? respond(request.body) : respond),
+      });
+      world.writeConfig({
+        profiles: {
+          w: {
+            format,
+            baseUrl: format === 'openai' ? fake.openaiBaseUrl : fake.url,
+            model,
+            local: true,
+          },
+        },
+      });
+      return server.start(world.env);
     },
-  });
-  server = await startServer(world.env);
-  return server;
-}
+);
+it.override('repository', null);
 
 describe('a cut-off answer says so, first and in the usage line', () => {
-  it.each([
+  it.for([
     ['openai', 'length'],
     ['anthropic', 'max_tokens'],
-  ] as const)('%s finish %s', async (format, stopReason) => {
+  ] as const)('%s finish %s', async ([format, stopReason], { serve }) => {
     const handle = await serve(format, {
       text: 'The first three errors are',
       stopReason,
@@ -66,7 +55,9 @@ describe('a cut-off answer says so, first and in the usage line', () => {
     expect(text).toMatch(/\[delegate: profile w · .* out tokens · cut off at 64 output tokens · /);
   });
 
-  it('Anthropic model_context_window_exceeded: cut off because the context is full', async () => {
+  it('Anthropic model_context_window_exceeded: cut off because the context is full', async ({
+    serve,
+  }) => {
     const handle = await serve('anthropic', {
       text: 'Partial',
       stopReason: 'model_context_window_exceeded',
@@ -78,7 +69,10 @@ describe('a cut-off answer says so, first and in the usage line', () => {
     );
   });
 
-  it('write_to: the file holds the answer, the result carries the notice', async () => {
+  it('write_to: the file holds the answer, the result carries the notice', async ({
+    serve,
+    world,
+  }) => {
     const handle = await serve('openai', {
       text: 'def half(',
       stopReason: 'length',
@@ -95,7 +89,7 @@ describe('a cut-off answer says so, first and in the usage line', () => {
     expect(readFileSync(join(world.project, 'out/draft.py'), 'utf8')).toBe('def half(');
   });
 
-  it('delegate_batch: the cut-off job says so, the complete one does not', async () => {
+  it('delegate_batch: the cut-off job says so, the complete one does not', async ({ serve }) => {
     const handle = await serve('openai', (body) =>
       JSON.stringify(body.messages).includes('job one')
         ? { text: 'Complete answer.' }
@@ -116,8 +110,11 @@ describe('a cut-off answer says so, first and in the usage line', () => {
 });
 
 describe('filtered and refused answers are reported as such', () => {
-  it('OpenAI content_filter: what came through, after the notice', async () => {
-    const handle = await serve('openai', { text: 'The log shows', stopReason: 'content_filter' });
+  it('OpenAI content_filter: what came through, after the notice', async ({ serve }) => {
+    const handle = await serve('openai', {
+      text: 'The log shows',
+      stopReason: 'content_filter',
+    });
     const { text, isError } = await handle.callText('delegate', { task: 'x' });
     expect(isError).toBe(false);
     expect(text.split('\n')[0]).toBe(
@@ -127,7 +124,7 @@ describe('filtered and refused answers are reported as such', () => {
     expect(text).toMatch(/ · content filtered · /);
   });
 
-  it('OpenAI delta.refusal: the model’s own sentence, not "try again"', async () => {
+  it('OpenAI delta.refusal: the model’s own sentence, not "try again"', async ({ serve }) => {
     const handle = await serve('openai', {
       refusal: "I'm sorry, but I can't help with writing malware.",
       chunkSize: 7,
@@ -140,7 +137,9 @@ describe('filtered and refused answers are reported as such', () => {
     );
   });
 
-  it('Anthropic stop_reason refusal: its stop_details explanation and category', async () => {
+  it('Anthropic stop_reason refusal: its stop_details explanation and category', async ({
+    serve,
+  }) => {
     const handle = await serve('anthropic', {
       text: '',
       stopReason: 'refusal',
@@ -152,8 +151,11 @@ describe('filtered and refused answers are reported as such', () => {
     expect(text).not.toMatch(/try again/);
   });
 
-  it('Anthropic refusal after some text: the text, with the refusal first', async () => {
-    const handle = await serve('anthropic', { text: 'Step one is', stopReason: 'refusal' });
+  it('Anthropic refusal after some text: the text, with the refusal first', async ({ serve }) => {
+    const handle = await serve('anthropic', {
+      text: 'Step one is',
+      stopReason: 'refusal',
+    });
     const { text, isError } = await handle.callText('delegate', { task: 'x' });
     expect(isError).toBe(false);
     expect(text.split('\n')[0]).toBe(
@@ -179,7 +181,10 @@ describe('reasoning models take max_completion_tokens', () => {
     },
   } as const;
 
-  it('retries once on the max_tokens 400, and sends max_completion_tokens from then on', async () => {
+  it('retries once on the max_tokens 400, and sends max_completion_tokens from then on', async ({
+    serve,
+    provider,
+  }) => {
     const handle = await serve('openai', (body) =>
       body.max_tokens !== undefined ? UNSUPPORTED : { text: 'Reasoned answer.' },
     );
@@ -188,7 +193,7 @@ describe('reasoning models take max_completion_tokens', () => {
       expect(isError, text).toBe(false);
       expect(text).toContain('Reasoned answer.');
     }
-    const limits = fake!.requests.map((request) => ({
+    const limits = provider.started!.requests.map((request) => ({
       max_tokens: request.body.max_tokens,
       max_completion_tokens: request.body.max_completion_tokens,
     }));
@@ -197,18 +202,23 @@ describe('reasoning models take max_completion_tokens', () => {
       { max_tokens: undefined, max_completion_tokens: 500 },
       { max_tokens: undefined, max_completion_tokens: 500 },
     ]);
-    expect(fake!.requests[1]!.body.messages).toEqual(fake!.requests[0]!.body.messages);
+    expect(provider.started!.requests[1]!.body.messages).toEqual(
+      provider.started!.requests[0]!.body.messages,
+    );
   });
 
-  it('sends max_completion_tokens to a known reasoning model at once', async () => {
+  it('sends max_completion_tokens to a known reasoning model at once', async ({
+    serve,
+    provider,
+  }) => {
     const handle = await serve('openai', { text: 'ok' }, 'o4-mini');
     await handle.callText('delegate', { task: 'x', max_output_tokens: 300 });
-    expect(fake!.requests).toHaveLength(1);
-    expect(fake!.requests[0]!.body).toMatchObject({ max_completion_tokens: 300 });
-    expect(fake!.requests[0]!.body.max_tokens).toBeUndefined();
+    expect(provider.started!.requests).toHaveLength(1);
+    expect(provider.started!.requests[0]!.body).toMatchObject({ max_completion_tokens: 300 });
+    expect(provider.started!.requests[0]!.body.max_tokens).toBeUndefined();
   });
 
-  it('does not retry another 400', async () => {
+  it('does not retry another 400', async ({ serve, provider }) => {
     const handle = await serve('openai', {
       kind: 'error',
       status: 400,
@@ -216,6 +226,6 @@ describe('reasoning models take max_completion_tokens', () => {
     });
     const { isError } = await handle.callText('delegate', { task: 'x' });
     expect(isError).toBe(true);
-    expect(fake!.requests).toHaveLength(1);
+    expect(provider.started!.requests).toHaveLength(1);
   });
 });

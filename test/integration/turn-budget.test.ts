@@ -1,35 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { endTaskTest } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { describe, expect } from 'vitest';
+import { taskTest as it } from '../helpers/task-world.ts';
 import { taskIdOf } from '../helpers/wait.ts';
 
-let world: TempEnv;
-let fake: FakeProvider | undefined;
-let server: ServerHandle | undefined;
-beforeEach(() => {
-  world = createTempEnv();
-});
-afterEach(async () => {
-  await endTaskTest(world, server, fake);
-  server = undefined;
-  fake = undefined;
-});
+it.override('repository', null);
 
 describe('automatic turn budget', () => {
-  it('gives local profiles 80 turns and cloud ones 40, keeps asked budgets and caps them at 150', async () => {
-    fake = await startFakeProvider({ respond: () => ({ text: 'Nothing to do here.' }) });
+  it('gives local profiles 80 turns and cloud ones 40, keeps asked budgets and caps them at 150', async ({
+    world,
+    provider,
+    server: servers,
+  }) => {
+    const fake = await provider.start({ respond: () => ({ text: 'Nothing to do here.' }) });
     const endpoint = { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model' };
     world.writeConfig({
       defaultProfile: 'cloud',
       profiles: { local: { ...endpoint, local: true }, cloud: endpoint },
     });
-    server = await startServer(world.env);
+    const server = await servers.start(world.env);
     const budgetOf = async (args: Record<string, unknown>): Promise<number> => {
-      const started = await server!.callText('task_start', {
+      const started = await server.callText('task_start', {
         task: 'Look around',
         wait_s: 30,
         ...args,

@@ -1,6 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { jobsDir } from '../config/paths.ts';
+import { readFileSync } from 'node:fs';
+import { listJobFolders } from './job-folders.ts';
 import { parseJson } from '../util/read-json.ts';
 import type { DiscoveredSnapshot } from '../config/resolved-profile.ts';
 import type { ResourceLimits } from '../config/resource-limits.ts';
@@ -35,14 +34,8 @@ export interface JobSummary {
 
 /** Every readable job summary under the data home; unreadable or foreign files are skipped. */
 export function readJobSummaries(dataHome: string): JobSummary[] {
-  let ids: string[];
-  try {
-    ids = readdirSync(jobsDir(dataHome)).sort();
-  } catch {
-    return [];
-  }
-  return ids.flatMap((id) => {
-    const job = readJobSummary(join(jobsDir(dataHome), id, 'job.json'));
+  return listJobFolders(dataHome).flatMap((folder) => {
+    const job = readJobSummary(folder.jobFile);
     return job ? [job] : [];
   });
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
+import { listJobFolders } from './job-folders.ts';
 import { withFileLock } from '../util/file-lock.ts';
 import { refreshStatusLines } from './refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
@@ -131,12 +132,7 @@ export function scanJobs(
   dataHome: string,
   now = Date.now(),
 ): { jobs: JobFile[]; damaged: JobDamage[] } {
-  let ids: string[];
-  try {
-    ids = readdirSync(jobsDir(dataHome));
-  } catch {
-    return { jobs: [], damaged: [] };
-  }
+  const ids = listJobFolders(dataHome).map((folder) => folder.id);
   const jobs: JobFile[] = [];
   const damaged: JobDamage[] = [];
   for (const id of [...ids, ...worktreesWithoutJob(dataHome, ids, now)].filter((name) =>

@@ -1,8 +1,8 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../util/file-lock.ts';
-import { jobsDir } from '../config/paths.ts';
+import { listJobFolders } from './job-folders.ts';
 import { readJobSummary, type JobSummary } from './job-file.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import {
@@ -48,21 +48,9 @@ export async function refreshStatusLines(dataHome: string, nowMs = Date.now()): 
  * write next to nothing.
  */
 function recentJobSummaries(dataHome: string, nowMs: number): JobSummary[] {
-  const cutoff = nowMs - STATUS_WINDOW_S * 1000;
-  let ids: string[];
-  try {
-    ids = readdirSync(jobsDir(dataHome)).sort();
-  } catch {
-    return [];
-  }
-  return ids.flatMap((id) => {
-    const path = join(jobsDir(dataHome), id, 'job.json');
-    try {
-      if (statSync(path).mtimeMs < cutoff) return [];
-    } catch {
-      return [];
-    }
-    const job = readJobSummary(path);
+  const writtenSinceMs = nowMs - STATUS_WINDOW_S * 1000;
+  return listJobFolders(dataHome, { writtenSinceMs }).flatMap((folder) => {
+    const job = readJobSummary(folder.jobFile);
     return job ? [job] : [];
   });
 }

@@ -1,0 +1,46 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { jobsDir } from '../config/paths.ts';
+
+/** One folder under `<dataHome>/jobs/`: its name (the task id when it is a task) and its job file. */
+export interface JobFolder {
+  id: string;
+  dir: string;
+  jobFile: string;
+}
+
+export interface JobFolderFilter {
+  /** Only folders whose job.json was written at or after this time (ms); older ones are only stat'ed. */
+  writtenSinceMs?: number;
+}
+
+/**
+ * Every folder under `<dataHome>/jobs/`, sorted by name; none when there is no jobs folder. The
+ * one scan of the job folders: the status line, the hooks and the task store all list tasks
+ * through it. It reads no job file, so callers decide what an unreadable one means.
+ */
+export function listJobFolders(dataHome: string, filter: JobFolderFilter = {}): JobFolder[] {
+  const root = jobsDir(dataHome);
+  let ids: string[];
+  try {
+    ids = readdirSync(root).sort();
+  } catch {
+    return [];
+  }
+  const folders = ids.map((id) => {
+    const dir = join(root, id);
+    return { id, dir, jobFile: join(dir, 'job.json') };
+  });
+  const since = filter.writtenSinceMs;
+  return since === undefined
+    ? folders
+    : folders.filter((folder) => writtenSince(folder.jobFile, since));
+}
+
+function writtenSince(path: string, sinceMs: number): boolean {
+  try {
+    return statSync(path).mtimeMs >= sinceMs;
+  } catch {
+    return false;
+  }
+}
