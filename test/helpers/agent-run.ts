@@ -6,7 +6,8 @@ import {
   type LoopOutcome,
 } from '../../server/src/agent/agent-loop.ts';
 import type { ContextPolicySettings } from '../../server/src/agent/context-policy.ts';
-import { FILE_AND_SHELL_TOOLS, workerEnv } from '../../server/src/agent/worker-tools/index.ts';
+import { FILE_AND_SHELL_TOOLS } from '../../server/src/agent/worker-tools/index.ts';
+import { workerEnv } from '../../server/src/sandbox/worker-env.ts';
 import { createClient } from '../../server/src/providers/create-client.ts';
 import {
   byAssistantTurn,

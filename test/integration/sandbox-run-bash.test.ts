@@ -11,10 +11,10 @@ import {
 } from '../../server/src/sandbox/index.ts';
 import {
   FILE_AND_SHELL_TOOLS,
-  killProcessGroup,
-  workerEnv,
   type WorkerToolContext,
 } from '../../server/src/agent/worker-tools/index.ts';
+import { killProcessGroup } from '../../server/src/sandbox/kill-process-group.ts';
+import { workerEnv } from '../../server/src/sandbox/worker-env.ts';
 import { isBrokenRunner, runTestCommand } from '../../server/src/tasks/verify.ts';
 import { liveProcesses } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FILE_AND_SHELL_TOOLS,
-  installGitGuard,
-  killProcessGroup,
-  workerEnv,
   type WorkerToolContext,
 } from '../../server/src/agent/worker-tools/index.ts';
+import { installGitGuard } from '../../server/src/sandbox/git-guard.ts';
+import { killProcessGroup } from '../../server/src/sandbox/kill-process-group.ts';
+import { workerEnv } from '../../server/src/sandbox/worker-env.ts';
 import { liveProcesses } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs, settle } from '../helpers/timing.ts';

@@ -52,15 +52,6 @@ describe('the floor order of server/src', () => {
     expect(folders.filter((folder) => !page.includes(`\`${folder}/\``))).toEqual([]);
     expect(page).toContain('`main.ts`');
   });
-
-  it('puts every folder of server/src on a floor', () => {
-    const folders = new Set(
-      floors.importGraph(SOURCES).files.map((file) => file.split('/').slice(0, -1)[0] ?? ''),
-    );
-    folders.delete('');
-    const placed = new Set(floors.FLOORS.flat());
-    expect([...folders].filter((folder) => !placed.has(folder))).toEqual([]);
-  });
 });
 
 describe('the floor check', () => {

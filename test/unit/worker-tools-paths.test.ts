@@ -4,9 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { confinePath } from '../../server/src/agent/worker-tools/confine-path.ts';
 import {
   FILE_AND_SHELL_TOOLS,
-  workerEnv,
   type WorkerToolContext,
 } from '../../server/src/agent/worker-tools/index.ts';
+import { workerEnv } from '../../server/src/sandbox/worker-env.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;

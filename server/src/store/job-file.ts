@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { listJobFolders } from './job-folders.ts';
+import { listJobFolders, type JobFolderFilter } from './job-folders.ts';
 import { parseJson } from '../util/read-json.ts';
 import type { DiscoveredSnapshot } from '../config/resolved-profile.ts';
 import type { ResourceLimits } from '../config/resource-limits.ts';
@@ -32,9 +32,12 @@ export interface JobSummary {
   reviewedAt?: string;
 }
 
-/** Every readable job summary under the data home; unreadable or foreign files are skipped. */
-export function readJobSummaries(dataHome: string): JobSummary[] {
-  return listJobFolders(dataHome).flatMap((folder) => {
+/**
+ * Every readable job summary under the data home (only those written since `filter.writtenSinceMs`
+ * when given); unreadable or foreign files are skipped.
+ */
+export function readJobSummaries(dataHome: string, filter: JobFolderFilter = {}): JobSummary[] {
+  return listJobFolders(dataHome, filter).flatMap((folder) => {
     const job = readJobSummary(folder.jobFile);
     return job ? [job] : [];
   });

@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../util/file-lock.ts';
-import { listJobFolders } from './job-folders.ts';
-import { readJobSummary, type JobSummary } from './job-file.ts';
+import { readJobSummaries, type JobSummary } from './job-file.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import {
   STATUS_WINDOW_S,
@@ -48,11 +47,7 @@ export async function refreshStatusLines(dataHome: string, nowMs = Date.now()): 
  * write next to nothing.
  */
 function recentJobSummaries(dataHome: string, nowMs: number): JobSummary[] {
-  const writtenSinceMs = nowMs - STATUS_WINDOW_S * 1000;
-  return listJobFolders(dataHome, { writtenSinceMs }).flatMap((folder) => {
-    const job = readJobSummary(folder.jobFile);
-    return job ? [job] : [];
-  });
+  return readJobSummaries(dataHome, { writtenSinceMs: nowMs - STATUS_WINDOW_S * 1000 });
 }
 
 function segmentsByProject(

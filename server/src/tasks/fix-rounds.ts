@@ -5,7 +5,7 @@
  * verdict.
  */
 import type { SandboxPolicy } from '../sandbox/index.ts';
-import { workerEnv } from '../agent/worker-tools/index.ts';
+import { workerEnv } from '../sandbox/worker-env.ts';
 import type { Environment } from '../config/paths.ts';
 import { appendEvent } from '../store/job-store.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';

@@ -11,7 +11,7 @@ import {
   withSandboxLease,
 } from '../sandbox/index.ts';
 import { turnBudget } from '../agent/turn-budget.ts';
-import { workerEnv } from '../agent/worker-tools/index.ts';
+import { workerEnv } from '../sandbox/worker-env.ts';
 import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { resolveProfile } from '../profiles/resolve-profile.ts';
 import type { AppContext } from '../profiles/app-context.ts';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isProcessGroupAlive, killProcessGroup } from '../agent/worker-tools/index.ts';
+import { isProcessGroupAlive, killProcessGroup } from '../sandbox/kill-process-group.ts';
 import {
   isProcessAlive,
   parseProcessStat,

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { prepareCommand, type SandboxPolicy } from '../sandbox/index.ts';
-import { killProcessGroup } from '../agent/worker-tools/index.ts';
+import { killProcessGroup } from '../sandbox/kill-process-group.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { VerificationFacts } from '../store/job-file.ts';
 

@@ -7,9 +7,6 @@ import type { WorkerTool } from './types.ts';
 import { writeFileTool } from './write-file.ts';
 
 export type { WorkerTool, WorkerToolContext, WorkerToolResult } from './types.ts';
-export { installGitGuard } from '../../sandbox/git-guard.ts';
-export { isProcessGroupAlive, killProcessGroup } from '../../sandbox/kill-process-group.ts';
-export { workerEnv } from '../../sandbox/worker-env.ts';
 
 /** The builtin agent's file and shell tools, in the order the model sees them. */
 export const FILE_AND_SHELL_TOOLS: readonly WorkerTool[] = [

@@ -4,20 +4,15 @@ import { join } from 'node:path';
 import { runAgentLoop } from '../../agent/agent-loop.ts';
 import { agentRootsFor, findAgent } from '../../agent/agents.ts';
 import { TURN_BUDGET } from '../../agent/turn-budget.ts';
-import {
-  FILE_AND_SHELL_TOOLS,
-  installGitGuard,
-  workerEnv,
-  type WorkerToolContext,
-} from '../../agent/worker-tools/index.ts';
+import { FILE_AND_SHELL_TOOLS, type WorkerToolContext } from '../../agent/worker-tools/index.ts';
+import { installGitGuard } from '../../sandbox/git-guard.ts';
 import { sandboxForJob } from '../../sandbox/index.ts';
 import { jobDir } from '../../store/job-store.ts';
 import { takeMessages } from '../../store/mailbox.ts';
 import { askSupervisor } from '../ask-supervisor.ts';
-import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { callForTask } from '../task-spending.ts';
 import { workerPrompt } from '../worker-prompt.ts';
-import type { AfterAnswer, EngineStart, TaskEngine } from './task-engine.ts';
+import { taskEnv, type AfterAnswer, type EngineStart, type TaskEngine } from './task-engine.ts';
 
 export const builtinEngine: TaskEngine = {
   async start(input) {
@@ -41,11 +36,7 @@ async function builtinToolContext(input: EngineStart): Promise<WorkerToolContext
   const sandbox = await sandboxForJob(job, dataHome, context.env, [guard]);
   return {
     root: realpathSync(job.workdir),
-    env: workerEnv(context.env, {
-      PATH: `${guard}:${context.env.PATH ?? ''}`,
-      TMPDIR: join(directory, 'tmp'),
-      [TASK_ID_VARIABLE]: job.id,
-    }),
+    env: taskEnv(input, directory, { PATH: `${guard}:${context.env.PATH ?? ''}` }),
     signal: input.signal,
     ...(sandbox ? { sandbox } : {}),
     onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),

@@ -1,16 +1,14 @@
 /** One run of a task's CLI, to its end: progress, cost and its ledger line, its failure as the task's error. */
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
-import { workerEnv } from '../../agent/worker-tools/index.ts';
+import { isAbsolute, relative } from 'node:path';
 import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 import type { SandboxPolicy } from '../../sandbox/index.ts';
 import type { SecretRedactor } from '../../util/secret-redactor.ts';
-import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { recordCliRun } from '../task-spending.ts';
 import type { CliEngine, CliEvent, CliFailure } from './cli-engine.ts';
 import { DEFAULT_COOLDOWN_S, startCooldown } from './cooldown.ts';
 import { runCliEngine } from './run-cli-engine.ts';
-import { TaskError, type EngineStart } from './task-engine.ts';
+import { TaskError, taskEnv, type EngineStart } from './task-engine.ts';
 
 /** Where the task's CLI runs: its job folder, the CLI's private state folder, its sandbox. */
 export interface CliRunPlace {
@@ -65,10 +63,7 @@ async function runToEnd(run: CliTaskRun, prompt: string): Promise<string> {
     invocation,
     cwd: job.workdir,
     ...(place.sandbox ? { sandbox: place.sandbox } : {}),
-    baseEnv: workerEnv(env, {
-      TMPDIR: join(place.directory, 'tmp'),
-      [TASK_ID_VARIABLE]: job.id,
-    }),
+    baseEnv: taskEnv(run, place.directory),
     idleTimeoutMs: idleTimeoutS * 1000,
     signal,
     onEvent: eventRecorder(run),

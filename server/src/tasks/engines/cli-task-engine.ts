@@ -4,7 +4,7 @@
  */
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { workerEnv, type WorkerToolContext } from '../../agent/worker-tools/index.ts';
+import type { WorkerToolContext } from '../../agent/worker-tools/index.ts';
 import { poolKeyOf, poolSizeOf } from '../../calls/pool-key.ts';
 import type { PoolSlot } from '../../calls/pool.ts';
 import { isCliFormat } from '../../config/schema.ts';
@@ -17,14 +17,13 @@ import { sandboxForJob, type SandboxPolicy } from '../../sandbox/index.ts';
 import { jobDir } from '../../store/job-store.ts';
 import type { JobFile } from '../../store/job-file.ts';
 import { secretRedactor } from '../../util/secret-redactor.ts';
-import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import { takeTaskSlot } from '../task-spending.ts';
 import type { CliEngine } from './cli-engine.ts';
 import { runCliOnce, type CliRunPlace } from './cli-run.ts';
 import { cliSandboxPaths } from './cli-sandbox.ts';
 import { waitForStartTurn } from './cooldown.ts';
 import { findBinary } from './find-binary.ts';
-import type { EngineStart, EngineSession, TaskEngine } from './task-engine.ts';
+import { taskEnv, type EngineStart, type EngineSession, type TaskEngine } from './task-engine.ts';
 
 /** CLI runs at once in one project. */
 const PROJECT_CAP = 2;
@@ -128,16 +127,11 @@ async function prepareRun(
 }
 
 /** What the reviewer reads the CLI's work through: the task's directory, in its sandbox. */
-function reviewToolContext(
-  { job, context, signal, recorder }: EngineStart,
-  place: CliRunPlace,
-): WorkerToolContext {
+function reviewToolContext(start: EngineStart, place: CliRunPlace): WorkerToolContext {
+  const { job, signal, recorder } = start;
   return {
     root: realpathSync(job.workdir),
-    env: workerEnv(context.env, {
-      TMPDIR: join(place.directory, 'tmp'),
-      [TASK_ID_VARIABLE]: job.id,
-    }),
+    env: taskEnv(start, place.directory),
     signal,
     ...(place.sandbox ? { sandbox: place.sandbox } : {}),
     onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),

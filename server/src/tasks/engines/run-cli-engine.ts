@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { prepareCommand, type SandboxPolicy } from '../../sandbox/index.ts';
-import { killProcessGroup } from '../../agent/worker-tools/index.ts';
+import { killProcessGroup } from '../../sandbox/kill-process-group.ts';
 import { shellQuote } from '../../util/shell-quote.ts';
 import type { CliEngine, CliEvent, CliFailure, CliInvocation } from './cli-engine.ts';
 

@@ -1,7 +1,10 @@
+import { join } from 'node:path';
 import type { WorkerToolContext } from '../../agent/worker-tools/index.ts';
 import type { AppContext } from '../../profiles/app-context.ts';
 import type { SandboxPolicy } from '../../sandbox/index.ts';
 import type { JobFile } from '../../store/job-file.ts';
+import { workerEnv } from '../../sandbox/worker-env.ts';
+import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import type { TaskRecorder } from '../task-recorder.ts';
 
 /** A task that ended badly, with the task state it ends in. */
@@ -12,6 +15,22 @@ export class TaskError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The clean environment of a task's commands, whatever engine runs them: its own TMPDIR in the
+ * job folder `directory`, and its id (how a cancel finds processes that left their group).
+ */
+export function taskEnv(
+  start: EngineStart,
+  directory: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return workerEnv(start.context.env, {
+    ...extra,
+    TMPDIR: join(directory, 'tmp'),
+    [TASK_ID_VARIABLE]: start.job.id,
+  });
 }
 
 export interface EngineStart {
