@@ -289,6 +289,39 @@ describe('attempts: several workers race on one task', () => {
     expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
   });
 
+  it('the winner’s worker killed while it settles the task: the next look finishes the settle and nothing is lost', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith({ slow: SLOW, right: RIGHT });
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempt_profiles: ['slow', 'right'],
+    });
+    const id = taskIdOf(started.text);
+    const read = (each: string) =>
+      JSON.parse(readFileSync(join(world.dataHome, 'jobs', each, 'job.json'), 'utf8')) as {
+        state: string;
+        worker?: { pid: number };
+      };
+    // The moment the winner has ended its own attempt, before its settle has ended the task.
+    await waitFor(() => read(`${id}a2`).state === 'done', 30_000, 2);
+    const taskStateAtKill = read(id).state;
+    process.kill(-read(`${id}a2`).worker!.pid, 'SIGKILL');
+    expect(taskStateAtKill).not.toMatch(/done|failed|cancelled/);
+    const done = await pollTaskStatus(handle, id, new RegExp(`^${id} (done|failed|cancelled)`));
+    expect(done).toMatch(new RegExp(`^${id} done passed`));
+    const result = (await handle.callText('task_result', { task_id: id })).text;
+    expect(result).toContain(`${id}a2 right: done passed · $0.0000 — won`);
+    expect(result).toContain(`${id}a1 slow: cancelled`);
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
+    await waitFor(() => processesOf([`${id}a1`, `${id}a2`]).length === 0);
+    expect(
+      git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
+    ).toHaveLength(2);
+  });
+
   it('best_review without a test command: every attempt runs to its end and the one the reviewer passes wins', async ({
     startWith,
   }) => {
