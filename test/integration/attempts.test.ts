@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import type { FakeReply, RecordedRequest } from '../helpers/fake-provider.ts';
@@ -186,10 +186,12 @@ describe('attempts: several workers race on one task', () => {
     ).toHaveLength(1);
   });
 
-  it('no attempt passes: the task ends with the best ranked attempt and says none qualified; each attempt had its share of the budget', async ({
+  it('no attempt passes: the task ends with the best ranked attempt and says none qualified; each attempt had its share of the budget; the monitor pushes the task alone', async ({
     startWith,
     world,
+    cli,
   }) => {
+    const watcher = cli.start(['watch']);
     const handle = await startWith(
       {
         wrong: WRONG,
@@ -227,6 +229,10 @@ describe('attempts: several workers race on one task', () => {
     expect(started.text).toContain('cost: $0.0060');
     const usage = (await handle.callText('usage', { period: 'today' })).text;
     expect(usage).toContain('- raced as attempts: 1 task, 2 attempts, $0.0060');
+    // The session is told of the task's end once, never of an attempt's.
+    await waitFor(() => watcher.lines().some((line) => line.includes(id)));
+    expect(watcher.lines().filter((line) => line.includes(id))).toHaveLength(1);
+    expect(watcher.lines().join('\n')).not.toContain(`${id}a`);
     expect(usage).toContain(`  ${id}: ${id}a1 wrong $0.0036, ${id}a2 idle $0.0024`);
   });
 
@@ -320,6 +326,39 @@ describe('attempts: several workers race on one task', () => {
     expect(
       git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
     ).toHaveLength(2);
+  });
+
+  it('attempts whose task file is gone (a start that crashed) are listed on their own, and can be cancelled and cleaned up', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith({ a: SLOW, b: SLOW });
+    const id = taskIdOf(
+      (
+        await handle.callText('task_start', {
+          task: 'Think',
+          test_command: 'node test.js',
+          attempt_profiles: ['a', 'b'],
+        })
+      ).text,
+    );
+    await pollTaskStatus(handle, id, /running step [1-9]/);
+    rmSync(join(world.dataHome, 'jobs', id), { recursive: true, force: true });
+    const listed = (await handle.callText('task_status', {})).text;
+    expect(listed).toMatch(new RegExp(`^${id}a1 running`, 'm'));
+    expect(listed).toMatch(new RegExp(`^${id}a2 running`, 'm'));
+    for (const each of [`${id}a1`, `${id}a2`]) {
+      expect((await handle.callText('task_cancel', { task_id: each })).text).toMatch(
+        new RegExp(`^${each} cancelled`),
+      );
+      expect((await handle.callText('task_cleanup', { task_id: each })).text).toMatch(
+        new RegExp(`^${each}: cleaned up`),
+      );
+    }
+    expect(processesOf([`${id}a1`, `${id}a2`])).toEqual([]);
+    expect(
+      git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
+    ).toHaveLength(1);
   });
 
   it('best_review without a test command: every attempt runs to its end and the one the reviewer passes wins', async ({

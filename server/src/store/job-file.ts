@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { jobsDir } from '../config/paths.ts';
 import { listJobFolders, type JobFolderFilter } from './job-folders.ts';
 import { parseJson } from '../util/read-json.ts';
 import type { DiscoveredSnapshot } from '../config/resolved-profile.ts';
@@ -43,8 +45,18 @@ export interface JobSummary {
 export function readJobSummaries(dataHome: string, filter: JobFolderFilter = {}): JobSummary[] {
   return listJobFolders(dataHome, filter).flatMap((folder) => {
     const job = readJobSummary(folder.jobFile);
-    return job && job.attemptOf === undefined ? [job] : [];
+    return job && isShownAlone(dataHome, job) ? [job] : [];
   });
+}
+
+/**
+ * Whether a job is listed on its own: every task is, an attempt only when its task is not there
+ * to stand for it (its task's file never got written, in a start that crashed).
+ */
+export function isShownAlone(dataHome: string, job: JobSummary): boolean {
+  return (
+    job.attemptOf === undefined || !existsSync(join(jobsDir(dataHome), job.attemptOf, 'job.json'))
+  );
 }
 
 /** One job file's summary; undefined when it is unreadable, half-written or not a job. */

@@ -8,7 +8,7 @@
  * ends with the chosen attempt's result and one line per attempt. Settling again changes
  * nothing, so any reader may do it: a settler killed half-way is finished by the next look.
  */
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../util/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -36,6 +36,8 @@ export async function settleAttempts(
   id: string,
   waitMs = SETTLE_WAIT_MS,
 ): Promise<void> {
+  // A task whose file never got written (a start that crashed): its attempts stand alone.
+  if (!existsSync(join(jobDir(dataHome, id), 'job.json'))) return;
   await withFileLock(join(jobDir(dataHome, id), 'settle.lock'), () => settleNow(dataHome, id), {
     timeoutMs: waitMs,
   });

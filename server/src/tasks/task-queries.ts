@@ -15,7 +15,7 @@ import {
 import { statusLine } from './task-format.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { errorMessage } from '../util/user-error.ts';
-import type { JobFile } from '../store/job-file.ts';
+import { isShownAlone, type JobFile } from '../store/job-file.ts';
 
 /** A task, reconciled with reality (dead or overdue workers are found here). */
 export async function getTask(
@@ -40,7 +40,7 @@ export async function projectTaskList(
 ): Promise<{ jobs: JobFile[]; damaged: DamagedJob[] }> {
   const scan = scanJobs(dataHome);
   // An attempt is shown through its task.
-  const own = scan.jobs.filter((job) => job.project === project && job.attemptOf === undefined);
+  const own = scan.jobs.filter((job) => job.project === project && isShownAlone(dataHome, job));
   // Only this project's ended tasks have their result.json checked: a listing stays cheap.
   const resultDamage = own.flatMap((job) => damagedResult(dataHome, job) ?? []);
   const isDamaged = new Set(resultDamage.map((damage) => damage.id));
