@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import type { FakeReply, RecordedRequest } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, git } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
@@ -228,7 +229,7 @@ describe('attempts: several workers race on one task', () => {
     // task's cost is theirs together, and `usage` shows the attempts as the ledger has them.
     expect(started.text).toContain('cost: $0.0060');
     const usage = (await handle.callText('usage', { period: 'today' })).text;
-    expect(usage).toContain('- raced as attempts: 1 task, 2 attempts, $0.0060');
+    expect(usage).toContain('- raced as attempts: 1 task, $0.0060');
     // The session is told of the task's end once, never of an attempt's.
     await waitFor(() => watcher.lines().some((line) => line.includes(id)));
     expect(watcher.lines().filter((line) => line.includes(id))).toHaveLength(1);
@@ -359,6 +360,52 @@ describe('attempts: several workers race on one task', () => {
     expect(
       git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
     ).toHaveLength(1);
+  });
+
+  it('money adds up in a race: what the stopped attempt was billed is in the task’s cost and in the ledger alike', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith(
+      {
+        // Billed calls, one every 100 ms, until it is stopped.
+        busy: () => ({ ...use('report_progress', { note: 'busy' }), delayMs: 100, usage: USAGE }),
+        right: async (turn, request) => {
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          return { ...(await RIGHT(turn, request)), usage: USAGE };
+        },
+      },
+      { budget: { perTaskUsd: 2 } },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempt_profiles: ['busy', 'right'],
+      wait_s: 60,
+    });
+    const id = taskIdOf(started.text);
+    expect(started.text).toContain(`${id} done — verdict: passed`);
+    expect(started.text).toMatch(new RegExp(`${id}a1 busy: cancelled · \\$0\\.0\\d\\d[1-9]`));
+    const total = Number(/\ncost: \$(\d+\.\d+)/.exec(started.text)?.[1]);
+    const billed = readLedger(world.dataHome)
+      .filter((record) => record.attemptOf === id)
+      .reduce((sum, record) => sum + record.costUsd, 0);
+    expect(total).toBeCloseTo(billed, 6);
+    const usage = (await handle.callText('usage', { period: 'today' })).text;
+    expect(usage).toContain(`- raced as attempts: 1 task, $${total.toFixed(4)}`);
+  });
+
+  it('a tiny budget is split over the attempts, and the refusal says so', async ({ startWith }) => {
+    const handle = await startWith({ a: RIGHT, b: RIGHT }, { budget: { perTaskUsd: 2 } });
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempt_profiles: ['a', 'b'],
+      budget_usd: 0.002,
+      wait_s: 60,
+    });
+    expect(started.text).toContain('budget reached: the task spent $0.00 of its $0.001 cap');
+    expect(started.text).toContain("each one's cap is an equal share of budget_usd");
   });
 
   it('best_review without a test command: every attempt runs to its end and the one the reviewer passes wins', async ({

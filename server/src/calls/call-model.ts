@@ -44,7 +44,7 @@ export interface ModelCall {
    * call's output allowance shrinks to fit what is left; a call that cannot fit is refused
    * with a {@link TaskBudgetReached}. Without it, `perTaskUsd` caps each call on its own.
    */
-  taskBudget?: { capUsd: number; spentUsd: number };
+  taskBudget?: { capUsd: number; spentUsd: number; note?: string };
   signal?: AbortSignal;
   /** Timeouts and retry policy (tests shorten them). */
   callOptions?: CallOptions;
@@ -191,9 +191,11 @@ async function callProfile(
     last.isRecorded = usage !== undefined && !willRetry;
     if (usage) {
       billed.usd += last.usd;
-      call.onSpend?.(last.usd);
       const outcome = { callId, started, error, usage, costUsd: last.usd, attempts: attempt };
+      // The ledger first: it is what budgets count, so a worker stopped in between never
+      // leaves billed money out of it.
       await appendLedger(context.dataHome, ledgerRecord(profile, call, outcome));
+      call.onSpend?.(last.usd);
     }
     if (willRetry) await reservation.renew(last.usd);
   };
@@ -206,11 +208,11 @@ async function callProfile(
     });
     const costUsd = costOf(price, result.usage);
     billed.usd += costUsd;
-    call.onSpend?.(costUsd);
     await appendLedger(
       context.dataHome,
       ledgerRecord(profile, call, { callId, result, costUsd, started }),
     );
+    call.onSpend?.(costUsd);
     await reservation.settle(costUsd);
     return result;
   } catch (error) {

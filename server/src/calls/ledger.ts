@@ -105,6 +105,13 @@ function clip(text: string, maxChars: number): string {
 }
 
 /** Every valid record, oldest day first, from `sinceDay` (YYYY-MM-DD, UTC) on; torn lines are skipped. */
+/** What the ledger holds as billed to task `taskId` (started at `startedAt`). */
+export function billedToTask(dataHome: string, taskId: string, startedAt: string): number {
+  return readLedger(dataHome, { sinceDay: utcDay(startedAt) })
+    .filter((record) => record.taskId === taskId)
+    .reduce((total, record) => total + record.costUsd, 0);
+}
+
 export function readLedger(dataHome: string, options: { sinceDay?: string } = {}): LedgerRecord[] {
   const dir = ledgerDir(dataHome);
   let names: string[];

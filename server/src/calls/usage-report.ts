@@ -54,7 +54,7 @@ const ATTEMPT_TASKS_SHOWN = 5;
 
 /**
  * Tasks that raced several attempts: how many, their cost together, and for the latest each
- * attempt's cost and profile (the ledger names the task an attempt belongs to).
+ * billed attempt's cost and profile (the ledger names the task an attempt belongs to).
  */
 function attemptLines(records: readonly LedgerRecord[]): string[] {
   const byTask = new Map<string, LedgerRecord[]>();
@@ -64,9 +64,9 @@ function attemptLines(records: readonly LedgerRecord[]): string[] {
   }
   if (byTask.size === 0) return [];
   const all = [...byTask.values()].flat();
-  const attempts = new Set(all.map((record) => record.taskId)).size;
+  // Only attempts that made a call are in the ledger: no count of attempts is claimed.
   const lines = [
-    `- raced as attempts: ${byTask.size} task${byTask.size === 1 ? '' : 's'}, ${attempts} attempts, $${totals(all).costUsd.toFixed(4)}`,
+    `- raced as attempts: ${byTask.size} task${byTask.size === 1 ? '' : 's'}, $${totals(all).costUsd.toFixed(4)}`,
   ];
   const latest = [...byTask].sort(([, a], [, b]) =>
     (b.at(-1)?.ts ?? '').localeCompare(a.at(-1)?.ts ?? ''),

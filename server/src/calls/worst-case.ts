@@ -14,10 +14,12 @@ export class TaskBudgetReached extends UserError {
   constructor(
     readonly spentUsd: number,
     readonly capUsd: number,
+    /** What the cap is, when it is not the task's whole budget. */
+    note?: string,
   ) {
     super(
       `budget reached: the task spent ${usd(spentUsd)} of its ${usd(capUsd)} cap, and its next model call ` +
-        'could not fit in what is left. Raise budget_usd (or "budget": {"perTaskUsd": …}) to let it go further.',
+        `could not fit in what is left.${note ? ` ${note}` : ''} Raise budget_usd (or "budget": {"perTaskUsd": …}) to let it go further.`,
     );
   }
 }
@@ -34,14 +36,15 @@ export function fitToTaskBudget<T extends { maxOutputTokens: number }>(
   request: T,
   price: Price,
   inputBytes: number,
-  budget: { capUsd: number; spentUsd: number },
+  budget: { capUsd: number; spentUsd: number; note?: string },
 ): T {
   const leftUsd = budget.capUsd - budget.spentUsd + TOLERANCE_USD;
   if (worstCaseCost(price, inputBytes, request.maxOutputTokens) <= leftUsd) return request;
   const inputUsd = worstCaseCost(price, inputBytes, 0);
   const perOutputToken = worstCaseRates(price, inputBytes).outputPerMTok / 1_000_000;
   const affordable = perOutputToken > 0 ? Math.floor((leftUsd - inputUsd) / perOutputToken) : 0;
-  if (affordable < MIN_OUTPUT_TOKENS) throw new TaskBudgetReached(budget.spentUsd, budget.capUsd);
+  if (affordable < MIN_OUTPUT_TOKENS)
+    throw new TaskBudgetReached(budget.spentUsd, budget.capUsd, budget.note);
   return { ...request, maxOutputTokens: Math.min(request.maxOutputTokens, affordable) };
 }
 

@@ -6,6 +6,7 @@ import { errorMessage } from '../util/user-error.ts';
 import type { TaskState } from '../store/job-file.ts';
 import { neutralizeTampering, repositoryDamage } from './git-integrity.ts';
 import { killTask } from './task-processes.ts';
+import { billedToTask } from '../calls/ledger.ts';
 import { objectProblem } from '../store/job-damage.ts';
 import {
   appendEvent,
@@ -86,6 +87,11 @@ export async function stopTask(dataHome: string, id: string, why: string): Promi
   await killTask(job);
   // Children started after the first look are in the job file now; kill those too.
   const stopping = await killTask(readJob(dataHome, id));
+  // A worker killed between billing a call and counting it: the ledger has the call.
+  await updateJob(dataHome, id, (current) => {
+    const billed = billedToTask(dataHome, id, current.createdAt);
+    return billed > current.costUsd ? { costUsd: billed } : undefined;
+  });
   await finishTask(dataHome, id, { state: 'cancelled', error: why });
   return stopping;
 }

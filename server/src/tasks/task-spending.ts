@@ -19,6 +19,10 @@ import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import { TaskError } from './engines/task-engine.ts';
 import type { TaskRecorder } from './task-recorder.ts';
 
+/** Why an attempt's cap is below what the supervisor gave. */
+const ATTEMPT_SHARE =
+  "This task races several attempts: each one's cap is an equal share of budget_usd.";
+
 /** One model call of the task (pools, budget, ledger), stopping when the task ended. */
 export async function callForTask(
   task: { context: AppContext; signal: AbortSignal; recorder: TaskRecorder },
@@ -38,7 +42,13 @@ export async function callForTask(
       ...(job.attemptOf ? { attemptOf: job.attemptOf } : {}),
       signal: task.signal,
       ...(job.budgetUsd !== undefined
-        ? { taskBudget: { capUsd: job.budgetUsd, spentUsd: job.costUsd } }
+        ? {
+            taskBudget: {
+              capUsd: job.budgetUsd,
+              spentUsd: job.costUsd,
+              ...(job.attemptOf ? { note: ATTEMPT_SHARE } : {}),
+            },
+          }
         : {}),
       // Each billed attempt counts as it is billed: a call that ends in an error cost too.
       onSpend: (usd) => recorder.addCost(usd),

@@ -45,19 +45,28 @@ async function main(id: string): Promise<void> {
   appendEvent(dataHome, id, 'state', `running (pid ${process.pid})`);
   if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
   const deadline = setTimeout(() => aborter.abort(new Error('hard timeout')), job.timeoutS * 1000);
+  // Whoever stops a task (a cancel, another attempt winning, a timeout found on a look) sends
+  // SIGTERM, waits a moment, then SIGKILL, and ends the task itself. In that moment the run
+  // unwinds, so the calls it was billed for reach the ledger and job.json before it goes.
+  let isStopped = false;
+  process.once('SIGTERM', () => {
+    isStopped = true;
+    aborter.abort(new Error('stopped'));
+  });
   try {
     const outcome = await runEngine(job, context, aborter.signal);
-    await finishTask(dataHome, id, { state: 'done', ...outcome });
+    if (!isStopped) await finishTask(dataHome, id, { state: 'done', ...outcome });
   } catch (error) {
     const timedOut = aborter.signal.aborted;
-    await finishTask(dataHome, id, {
-      state: timedOut ? 'timeout' : error instanceof TaskError ? error.taskState : 'failed',
-      error: timedOut ? `hard timeout: ran longer than ${job.timeoutS} s` : errorMessage(error),
-    });
+    if (!isStopped)
+      await finishTask(dataHome, id, {
+        state: timedOut ? 'timeout' : error instanceof TaskError ? error.taskState : 'failed',
+        error: timedOut ? `hard timeout: ran longer than ${job.timeoutS} s` : errorMessage(error),
+      });
   } finally {
     clearTimeout(deadline);
     // This attempt's end may decide its task: the others are stopped and the winner taken.
-    if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
+    if (job.attemptOf && !isStopped) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
     // The sandbox's proxies would keep the worker alive after the task.
     await closeSandbox();
   }
