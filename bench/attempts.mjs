@@ -1,0 +1,237 @@
+// Attempts: one task run by several workers at once, the first whose test passes wins. Tasks alone
+// and with 3 attempts, fake workers passing at a seeded 40 %, through a real `dist/server.mjs`.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CALL_USD,
+  GIT_IDENTITY,
+  PASS_RATE,
+  PRICE,
+  PROFILES,
+  SEED,
+  TEST_COMMAND,
+  USAGE,
+  fakeWorker,
+  loadFakeProvider,
+  makeProject,
+  passes,
+  writeConfig,
+} from './attempts-world.mjs';
+import { median, startRawServer, timeToToolsList } from './lib.mjs';
+
+const TASKS = 30;
+const ATTEMPTS = PROFILES.length;
+const TERMINAL = ['done', 'failed', 'cancelled', 'timeout', 'lost'];
+
+export async function benchAttempts(root) {
+  const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-attempts-'));
+  const calls = new Map();
+  let server;
+  let fake;
+  try {
+    const project = join(temp, 'project');
+    makeProject(project);
+    fake = await (await loadFakeProvider(root, temp))({ respond: fakeWorker(calls) });
+    const dataHome = join(temp, 'data');
+    writeConfig(dataHome, fake.openaiBaseUrl);
+    const env = {
+      PATH: process.env.PATH,
+      HOME: temp,
+      DELEGATE_HOME: dataHome,
+      CLAUDE_PROJECT_DIR: project,
+      BENCH_FAKE_KEY: 'fake',
+      ...GIT_IDENTITY,
+    };
+    const script = join(root, 'dist', 'server.mjs');
+    if (!(await hasAttempts(script, env))) return missing();
+    server = await startRawServer(script, env, project);
+    const single = await runMode(server, project, calls, 's', PROFILES.slice(0, 1));
+    const multi = await runMode(server, project, calls, 'm', PROFILES);
+    // Cancelled losers get a moment to exit before we count who is left.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    return report(single, multi, survivors(temp));
+  } finally {
+    server?.close();
+    await fake?.close();
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
+
+/** Whether this build's task_start takes `attempts` (the feature may not have landed yet). */
+async function hasAttempts(script, env) {
+  const { json } = await timeToToolsList(script, env);
+  const start = JSON.parse(json).tools.find((tool) => tool.name === 'task_start');
+  return Boolean(start?.inputSchema?.properties?.attempts);
+}
+
+function missing() {
+  return {
+    title: 'Attempts',
+    note: 'Not measured: this build’s `task_start` has no `attempts` parameter.',
+    rows: [],
+  };
+}
+
+/** Tasks `<mode>-0 …` one at a time, so each task's wall time is its own; one record per task. */
+async function runMode(server, project, calls, mode, profiles) {
+  const records = [];
+  for (let k = 0; k < TASKS; k += 1) {
+    const sentAt = Date.now();
+    const started = await server.call('task_start', {
+      task: `bench attempts task ${mode}-${k}: make \`${TEST_COMMAND}\` pass.`,
+      test_command: TEST_COMMAND,
+      ...(profiles.length > 1
+        ? { attempts: profiles.length, attempt_profiles: profiles }
+        : { profile: profiles[0] }),
+    });
+    const id = /t_[a-z0-9]{6}/.exec(started)?.[0];
+    if (!id) throw new Error(`task_start gave no task id: ${started}`);
+    await waitUntilEnded(server, id);
+    const ms = Date.now() - sentAt;
+    const text = await server.call('task_result', { task_id: id });
+    const made = profiles.reduce((sum, name) => sum + (calls.get(`${mode}-${k} ${name}`) ?? 0), 0);
+    records.push({
+      k,
+      id,
+      ms,
+      ...parseResult(text),
+      expectedUsd: made * CALL_USD,
+      expectedPass: profiles.some((name) => passes(k, name)),
+      answer: branchAnswer(project, text),
+    });
+  }
+  return summarize(records);
+}
+
+async function waitUntilEnded(server, id) {
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const line = await server.call('task_status', { task_ids: [id] });
+    if (TERMINAL.includes(line.split(/[ :]/)[1])) return;
+  }
+}
+
+/** `<id> <state> — verdict: <verdict>` and `cost: $<usd>` from task_result's text. */
+function parseResult(text) {
+  const head = /^t_[a-z0-9]+ (\w+)(?: — verdict: (\w+))?/.exec(text) ?? [];
+  const cost = /^cost: \$([\d.]+)/m.exec(text)?.[1];
+  return { state: head[1] ?? '?', verdict: head[2] ?? '', costUsd: cost ? Number(cost) : NaN };
+}
+
+/** answer.txt on the task's branch (named in task_result's merge line), or '' without one. */
+function branchAnswer(project, text) {
+  const branch = /merge --no-ff (\S+)/.exec(text)?.[1];
+  if (!branch) return '';
+  try {
+    return execFileSync('git', ['show', `${branch}:answer.txt`], { cwd: project })
+      .toString()
+      .trim();
+  } catch {
+    return '';
+  }
+}
+
+function summarize(records) {
+  const passed = records.filter((record) => record.verdict === 'passed');
+  const cost = records.reduce((sum, record) => sum + record.costUsd, 0);
+  return {
+    records,
+    passed: passed.length,
+    expected: records.filter((record) => record.expectedPass).length,
+    costPerPassed: cost / passed.length,
+    medianS: median(records.map((record) => record.ms)) / 1000,
+    // Shown to 4 decimals in the result text.
+    costWrong: records.filter((record) => Math.abs(record.expectedUsd - record.costUsd) >= 5e-5),
+    verdictWrong: records.filter((record) => (record.verdict === 'passed') !== record.expectedPass),
+    branchOk: passed.filter((record) => record.answer === 'ok').length,
+  };
+}
+
+/**
+ * Processes working under `dir` other than the server itself: workers (or their test commands)
+ * that outlived their task, as `pid command`.
+ */
+function survivors(dir) {
+  const found = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (!readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)) continue;
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      if (!command.includes('dist/server.mjs')) found.push(`${pid} ${command.trim().slice(0, 80)}`);
+    } catch {
+      // Gone already, or not ours to read.
+    }
+  }
+  return found;
+}
+
+/** The ids of wrong records with what was wrong, for the reader to follow up. */
+function wrongList(records, show) {
+  return records.length ? ` (${records.map(show).join('; ')})` : '';
+}
+
+function report(single, multi, left) {
+  const theory = 100 * (1 - (1 - PASS_RATE) ** ATTEMPTS);
+  const pct = (count) => `${((100 * count) / TASKS).toFixed(1)} % (${count}/${TASKS})`;
+  const usd = (value) => `$${value.toFixed(4)}`;
+  const both = [...single.records, ...multi.records];
+  const error = (p) => (100 * Math.sqrt((p * (1 - p)) / TASKS)).toFixed(1);
+  const costWrong = [...single.costWrong, ...multi.costWrong];
+  const verdictWrong = [...single.verdictWrong, ...multi.verdictWrong];
+  return {
+    title: 'Attempts',
+    note:
+      `${TASKS} tasks run alone and ${TASKS} with \`attempts: ${ATTEMPTS}\` (one profile per attempt), one ` +
+      `task at a time, through a real \`dist/server.mjs\` against a scripted fake worker that writes passing ` +
+      `code with probability ${PASS_RATE} (a seeded draw per task and profile, seed ${SEED}; task k alone ` +
+      `draws as task k’s first attempt), test \`${TEST_COMMAND}\`, \`tasks.fixRounds: 0\` so one attempt is ` +
+      `one try. Each call reports ${USAGE.input} input and ${USAGE.output} output tokens at ` +
+      `$${PRICE.inputPerMTok}/$${PRICE.outputPerMTok} per MTok; the costs are the product's own \`cost:\` ` +
+      `lines. The seeded sample holds ${single.expected} and ${multi.expected} passable tasks of ${TASKS} ` +
+      `(theory ${(100 * PASS_RATE).toFixed(0)} % and ${theory.toFixed(1)} %); with ${TASKS} tasks one task is ` +
+      `${(100 / TASKS).toFixed(1)} points and the sampling standard error ${error(PASS_RATE)} and ` +
+      `${error(theory / 100)} points, so a rate a few points off theory is the sample, not the product.`,
+    rows: [
+      ['tasks passed, 1 attempt', pct(single.passed), `≈ ${(100 * PASS_RATE).toFixed(0)} %`],
+      [
+        `tasks passed, ${ATTEMPTS} attempts`,
+        pct(multi.passed),
+        `≥ ${Math.floor(theory)} % (1 − ${1 - PASS_RATE}³)`,
+      ],
+      [
+        `cost per passed task, 1 / ${ATTEMPTS} attempts (ratio)`,
+        `${usd(single.costPerPassed)} / ${usd(multi.costPerPassed)} (${(multi.costPerPassed / single.costPerPassed).toFixed(2)}×)`,
+        '',
+      ],
+      [
+        `wall time per task, 1 / ${ATTEMPTS} attempts (median)`,
+        `${single.medianS.toFixed(1)} s / ${multi.medianS.toFixed(1)} s`,
+        '',
+      ],
+      [
+        'verdict as the draws predict',
+        `${both.length - verdictWrong.length}/${both.length}` +
+          wrongList(verdictWrong, (record) => `${record.id} ${record.state}/${record.verdict}`),
+        'all',
+      ],
+      [
+        'reported cost = the fake’s calls × price',
+        `${both.length - costWrong.length}/${both.length}` +
+          wrongList(costWrong, (r) => `${r.id} ${usd(r.costUsd)} for ${usd(r.expectedUsd)}`),
+        'all',
+      ],
+      [
+        'passed tasks whose branch holds the passing answer',
+        `${single.branchOk + multi.branchOk}/${single.passed + multi.passed}`,
+        'all',
+      ],
+      [
+        'worker processes left 2 s after the last task ended',
+        left.length ? `${left.length}: ${left.join('; ')}` : '0',
+        '0',
+      ],
+    ],
+  };
+}
