@@ -37,6 +37,8 @@ export interface ModelCall {
   /** File bytes the worker reads instead of the supervisor (for the ledger). */
   bytesSent: number;
   taskId?: string;
+  /** The task that `taskId` is an attempt of (for the ledger). */
+  attemptOf?: string;
   /**
    * A task's whole-run cap and what it has spent so far (its calls run one at a time). The
    * call's output allowance shrinks to fit what is left; a call that cannot fit is refused
@@ -282,6 +284,7 @@ function ledgerRecord(
       ? (outcome.attempts ?? (outcome.error instanceof ProviderError ? outcome.error.attempts : 1))
       : (result?.attempts ?? 1),
     ...(call.taskId ? { taskId: call.taskId } : {}),
+    ...(call.attemptOf ? { attemptOf: call.attemptOf } : {}),
     ...(call.failedOverFrom ? { failedOverFrom: call.failedOverFrom } : {}),
     bytesSent: call.bytesSent,
     supervisorTokensAvoided: failed ? 0 : Math.ceil(call.bytesSent / 4),

@@ -32,6 +32,8 @@ export interface LedgerRecord {
   /** Attempts the call had made when this record was written (a failed attempt's own number). */
   attempts: number;
   taskId?: string;
+  /** The task that `taskId` is one of several racing attempts of. */
+  attemptOf?: string;
   /** File bytes the worker read instead of the supervisor. */
   bytesSent: number;
   /** Estimate: ceil(bytesSent / 4). */

@@ -46,7 +46,46 @@ function section(title: string, records: readonly LedgerRecord[]): string {
   for (const [profile, own] of [...byProfile].sort(([a], [b]) => a.localeCompare(b))) {
     lines.push(`- ${profile}: ${describe(totals(own))}`);
   }
-  return lines.join('\n');
+  return [...lines, ...attemptLines(records)].join('\n');
+}
+
+/** Tasks shown as attempts shown at most, the latest first. */
+const ATTEMPT_TASKS_SHOWN = 5;
+
+/**
+ * Tasks that raced several attempts: how many, their cost together, and for the latest each
+ * attempt's cost and profile (the ledger names the task an attempt belongs to).
+ */
+function attemptLines(records: readonly LedgerRecord[]): string[] {
+  const byTask = new Map<string, LedgerRecord[]>();
+  for (const record of records) {
+    if (record.attemptOf)
+      byTask.set(record.attemptOf, [...(byTask.get(record.attemptOf) ?? []), record]);
+  }
+  if (byTask.size === 0) return [];
+  const all = [...byTask.values()].flat();
+  const attempts = new Set(all.map((record) => record.taskId)).size;
+  const lines = [
+    `- raced as attempts: ${byTask.size} task${byTask.size === 1 ? '' : 's'}, ${attempts} attempts, $${totals(all).costUsd.toFixed(4)}`,
+  ];
+  const latest = [...byTask].sort(([, a], [, b]) =>
+    (b.at(-1)?.ts ?? '').localeCompare(a.at(-1)?.ts ?? ''),
+  );
+  for (const [task, own] of latest.slice(0, ATTEMPT_TASKS_SHOWN)) {
+    const byAttempt = new Map<string, LedgerRecord[]>();
+    for (const record of own) {
+      const key = record.taskId ?? '?';
+      byAttempt.set(key, [...(byAttempt.get(key) ?? []), record]);
+    }
+    const parts = [...byAttempt]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(
+        ([attempt, calls]) =>
+          `${attempt} ${calls[0]?.profile ?? '?'} $${totals(calls).costUsd.toFixed(4)}`,
+      );
+    lines.push(`  ${task}: ${parts.join(', ')}`);
+  }
+  return lines;
 }
 
 function totals(records: readonly LedgerRecord[]): Totals {

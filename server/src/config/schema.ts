@@ -159,6 +159,13 @@ function copilotDefaults<T extends { format: string; baseUrl: string; price?: un
   };
 }
 
+/**
+ * How a task with several attempts picks its winner: the first attempt whose tests pass (and
+ * whose review passes, with a definition of done), or every attempt ends and the best ranked wins.
+ */
+export const ATTEMPT_STRATEGIES = ['first_pass', 'best_review'] as const;
+export type AttemptStrategy = (typeof ATTEMPT_STRATEGIES)[number];
+
 /** The task worker's OS sandbox: `required` refuses tasks without it, `auto` runs them unsandboxed and says so. */
 export const SANDBOX_MODES = ['required', 'auto', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -218,6 +225,14 @@ export const configSchema = z.strictObject({
         .max(10, { error: 'must be at most 10' })
         .optional(),
       reviewProfile: z.string({ error: 'must be the name of a profile' }).min(1).optional(),
+      attemptProfiles: z
+        .array(z.string({ error: 'must be the name of a profile' }).min(1))
+        .min(1)
+        .max(5, { error: 'must name at most 5 profiles (one per attempt)' })
+        .optional(),
+      attemptStrategy: z
+        .enum(ATTEMPT_STRATEGIES, { error: 'must be "first_pass" or "best_review"' })
+        .optional(),
       maxProcesses: z
         .int({ error: 'must be a whole number of processes, e.g. 1024' })
         .min(16, { error: 'must be at least 16' })

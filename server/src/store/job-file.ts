@@ -3,6 +3,7 @@ import { listJobFolders, type JobFolderFilter } from './job-folders.ts';
 import { parseJson } from '../util/read-json.ts';
 import type { DiscoveredSnapshot } from '../config/resolved-profile.ts';
 import type { ResourceLimits } from '../config/resource-limits.ts';
+import type { AttemptStrategy } from '../config/schema.ts';
 
 export const TASK_STATES = [
   'queued',
@@ -30,16 +31,19 @@ export interface JobSummary {
   verdict?: 'passed' | 'failed' | 'unverified';
   /** Set once the supervisor has read the result. */
   reviewedAt?: string;
+  /** Set on each attempt of a task run as several: the task it is an attempt of (never listed alone). */
+  attemptOf?: string;
 }
 
 /**
- * Every readable job summary under the data home (only those written since `filter.writtenSinceMs`
- * when given); unreadable or foreign files are skipped.
+ * Every readable task summary under the data home (only those written since `filter.writtenSinceMs`
+ * when given); unreadable or foreign files are skipped, and so are attempts (their task stands
+ * for them).
  */
 export function readJobSummaries(dataHome: string, filter: JobFolderFilter = {}): JobSummary[] {
   return listJobFolders(dataHome, filter).flatMap((folder) => {
     const job = readJobSummary(folder.jobFile);
-    return job ? [job] : [];
+    return job && job.attemptOf === undefined ? [job] : [];
   });
 }
 
@@ -168,6 +172,22 @@ export interface JobFile extends JobSummary {
   review?: ReviewFacts;
   summary?: string;
   error?: string;
+  /**
+   * A task run as several attempts: each attempt is a task of its own (`attemptOf` this one,
+   * with its worker, worktree and branch); this one has no worker and shows them as one.
+   */
+  attempts?: AttemptRef[];
+  attemptStrategy?: AttemptStrategy;
+  /** The attempt that won, set once (the first to qualify under `first_pass`). */
+  winner?: string;
+  /** Why the task is being stopped (a cancel, another attempt winning); set before any kill. */
+  stopRequested?: string;
+}
+
+/** One attempt of a task: its own task id and the profile it runs on. */
+export interface AttemptRef {
+  id: string;
+  profile: string;
 }
 
 /** The reviewer pass: its verdict on the diff against the definition of done, and why. */

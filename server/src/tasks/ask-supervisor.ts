@@ -2,6 +2,7 @@ import { isTerminal, jobDir } from '../store/job-store.ts';
 import { takeMessages } from '../store/mailbox.ts';
 import type { JobFile } from '../store/job-file.ts';
 import type { TaskRecorder } from './task-recorder.ts';
+import { settleAttempts } from './attempts.ts';
 
 /**
  * Flips the task to needs_input and waits for an answer; after the timeout, proceeds on its own.
@@ -19,6 +20,7 @@ export async function askSupervisor(
     lastEventAt: new Date().toISOString(),
   }));
   recorder.event('question', question);
+  await showOnTask(job, recorder.dataHome);
   const answer = await waitForAnswer(job, recorder.dataHome, signal);
   await recorder.update((current) =>
     isTerminal(current.state)
@@ -26,10 +28,16 @@ export async function askSupervisor(
       : { state: 'running', question: undefined, lastEventAt: new Date().toISOString() },
   );
   recorder.event('answer', answer ?? '(no answer in time)');
+  await showOnTask(job, recorder.dataHome);
   return (
     answer ??
     'No answer came in time. Proceed on your best conservative judgement, and say in your summary what you assumed.'
   );
+}
+
+/** An attempt's question (or its answer) shows on its task at once. */
+async function showOnTask(job: JobFile, dataHome: string): Promise<void> {
+  if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf).catch(() => undefined);
 }
 
 async function waitForAnswer(

@@ -5,6 +5,7 @@ import { readJsonFile } from '../util/read-json.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { TaskState } from '../store/job-file.ts';
 import { neutralizeTampering, repositoryDamage } from './git-integrity.ts';
+import { killTask } from './task-processes.ts';
 import { objectProblem } from '../store/job-damage.ts';
 import {
   appendEvent,
@@ -44,6 +45,22 @@ export interface TaskResultFile {
   /** What was removed at once because the task changed nothing. */
   cleanedUp?: string;
   salvageError?: string;
+  /** A task run as several attempts: one line per attempt (the result above is the chosen one's). */
+  attempts?: AttemptLine[];
+}
+
+/** One line of task_result per attempt. */
+export interface AttemptLine {
+  id: string;
+  profile: string;
+  state: JobFile['state'];
+  verdict?: JobFile['verdict'];
+  review?: string;
+  costUsd: number;
+  /** Won, chosen without winning, or why it lost. */
+  outcome: string;
+  /** A loser's work, kept after its worktree and branch went. */
+  patchPath?: string;
 }
 
 export interface Outcome {
@@ -53,6 +70,24 @@ export interface Outcome {
   verification?: VerificationFacts;
   failedAttempts?: VerificationFacts[];
   review?: ReviewFacts;
+}
+
+/**
+ * Stops a task that is still running for `why`: the reason is recorded first (a look that finds
+ * the worker dead meanwhile ends the task cancelled for it, not lost), then every process of
+ * the task is killed, then it ends cancelled with its work salvaged. Returns the pids still
+ * stopping (see {@link killTask}).
+ */
+export async function stopTask(dataHome: string, id: string, why: string): Promise<number[]> {
+  const job = await updateJob(dataHome, id, (current) =>
+    isTerminal(current.state) ? undefined : { stopRequested: why },
+  );
+  if (isTerminal(job.state)) return [];
+  await killTask(job);
+  // Children started after the first look are in the job file now; kill those too.
+  const stopping = await killTask(readJob(dataHome, id));
+  await finishTask(dataHome, id, { state: 'cancelled', error: why });
+  return stopping;
 }
 
 /**

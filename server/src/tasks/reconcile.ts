@@ -2,6 +2,7 @@ import { isProcessAlive } from '../util/process-identity.ts';
 import { finishTask, type Outcome } from './finish-task.ts';
 import { isTerminal, readJob } from '../store/job-store.ts';
 import { killTask } from './task-processes.ts';
+import { settleAttempts } from './attempts.ts';
 import type { JobFile } from '../store/job-file.ts';
 
 /**
@@ -14,9 +15,13 @@ export async function reconcileJob(
   job: JobFile,
   now = Date.now(),
 ): Promise<JobFile> {
+  if (job.attempts) return reconcileAttempts(dataHome, job, now);
   if (isTerminal(job.state) || !job.worker) return job;
   let outcome: Outcome | undefined;
-  if (!isProcessAlive(job.worker)) {
+  if (!isProcessAlive(job.worker) && job.stopRequested) {
+    // Killed by a stop that has not recorded the end yet: it ends as the stop says.
+    outcome = { state: 'cancelled', error: job.stopRequested };
+  } else if (!isProcessAlive(job.worker)) {
     outcome = {
       state: 'lost',
       error: `the worker process (pid ${job.worker.pid}) died; its work was salvaged`,
@@ -36,7 +41,24 @@ export async function reconcileJob(
   if (!outcome) return job;
   await killTask(job);
   await finishTask(dataHome, job.id, outcome);
+  if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf);
   return readJob(dataHome, job.id);
+}
+
+/** How long a look at a task waits for a settle of its attempts already in progress elsewhere. */
+const LOOK_WAIT_MS = 2_000;
+
+/**
+ * A task run as attempts: each attempt reconciled, then the task settled from them (shown live,
+ * or ended when one won or all ended); a settle in progress elsewhere is not waited for long.
+ */
+async function reconcileAttempts(dataHome: string, task: JobFile, now: number): Promise<JobFile> {
+  if (isTerminal(task.state)) return task;
+  for (const attempt of task.attempts ?? []) {
+    await reconcileJob(dataHome, readJob(dataHome, attempt.id), now);
+  }
+  await settleAttempts(dataHome, task.id, LOOK_WAIT_MS).catch(() => undefined);
+  return readJob(dataHome, task.id);
 }
 
 export { killTask, processesOfTask, TASK_ID_VARIABLE } from './task-processes.ts';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
@@ -17,7 +17,7 @@ import { resolveProfile } from '../profiles/resolve-profile.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
 import { UserError } from '../util/user-error.ts';
-import { isCliFormat, type SandboxMode } from '../config/schema.ts';
+import { isCliFormat, type AttemptStrategy, type SandboxMode } from '../config/schema.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import { cliEndpointHosts, cliEngineFor, findBinary, type CliEngine } from './engines/index.ts';
 import {
@@ -36,7 +36,8 @@ import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
 import { inPlace, makeWorktree } from './task-place.ts';
-import { isGitRepository } from './worktree.ts';
+import { isGitRepository, removeWorktree } from './worktree.ts';
+import { attemptId, settleAttempts } from './attempts.ts';
 import type { JobFile } from '../store/job-file.ts';
 
 export interface StartTaskInput {
@@ -53,7 +54,15 @@ export interface StartTaskInput {
   timeoutS?: number;
   /** Hosts the task's sandboxed commands may reach, besides the profile's `allowHosts`. */
   allowHosts?: string[];
+  /** Workers racing on the task, each in its own worktree (1–5; default 1). */
+  attempts?: number;
+  /** The profile of each attempt (default: the configured `tasks.attemptProfiles`, else `profile`). */
+  attemptProfiles?: string[];
+  attemptStrategy?: AttemptStrategy;
 }
+
+/** At most this many attempts race on one task. */
+export const MAX_ATTEMPTS = 5;
 
 /** Attempts after the first failing test run, each with the failure's output. */
 const DEFAULT_FIX_ROUNDS = 2;
@@ -76,7 +85,9 @@ export function startTask(input: StartTaskInput, context: AppContext): Promise<J
 
 async function startTaskNow(input: StartTaskInput, context: AppContext): Promise<JobFile> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const plan = await planTask(input, config, context);
+  const profiles = attemptProfilesOf(input, config);
+  if (profiles.length > 1) return startAttempts(input, profiles, config, context);
+  const plan = await planTask({ ...input, ...profileOf(profiles[0]) }, config, context);
   const project = realpathSync(context.projectDir);
   const workdir = confineWorkdir(project, input.workdir ?? '.');
   const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
@@ -97,6 +108,176 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     return readJob(context.dataHome, id);
   }
   return spawnWorker(job, context);
+}
+
+function profileOf(profile: string | undefined): { profile?: string } {
+  return profile === undefined ? {} : { profile };
+}
+
+/**
+ * The profile of each attempt: `attempt_profiles` (one per attempt), else the configured
+ * `tasks.attemptProfiles` (cycled through), else the task's profile for every attempt. One
+ * entry (possibly undefined: the default profile) for a task of one attempt.
+ */
+function attemptProfilesOf(input: StartTaskInput, config: LoadedConfig): Array<string | undefined> {
+  const given = input.attemptProfiles;
+  const count = input.attempts ?? given?.length ?? 1;
+  if (!Number.isInteger(count) || count < 1 || count > MAX_ATTEMPTS) {
+    throw new UserError(`attempts must be a whole number from 1 to ${MAX_ATTEMPTS}, got ${count}.`);
+  }
+  if (given) {
+    if (given.length !== count) {
+      throw new UserError(
+        `attempt_profiles names ${given.length} profile(s) for ${count} attempt(s); give one per attempt, or leave attempts out.`,
+      );
+    }
+    if (input.profile !== undefined) {
+      throw new UserError('Pass profile or attempt_profiles, not both.');
+    }
+    return given;
+  }
+  const configured = input.profile === undefined ? config.tasks.attemptProfiles : undefined;
+  return Array.from({ length: count }, (_, index) =>
+    configured && count > 1 ? configured[index % configured.length] : input.profile,
+  );
+}
+
+/**
+ * Starts a task as several attempts racing in their own worktrees (see attempts.ts): each is
+ * checked, placed and queued before any runs; the test command's preflight runs once; then
+ * every attempt's worker starts. A refused start leaves nothing behind.
+ */
+async function startAttempts(
+  input: StartTaskInput,
+  profiles: Array<string | undefined>,
+  config: LoadedConfig,
+  context: AppContext,
+): Promise<JobFile> {
+  if (!input.testCommand && !input.definitionOfDone) {
+    throw new UserError(
+      'Several attempts need a way to pick the winner: pass test_command (the first attempt whose tests pass wins), definition_of_done (a reviewer grades each), or both.',
+    );
+  }
+  const plans: TaskPlan[] = [];
+  for (const profile of profiles) {
+    plans.push(await planTask({ ...input, ...profileOf(profile) }, config, context));
+  }
+  const project = realpathSync(context.projectDir);
+  const workdir = confineWorkdir(project, input.workdir ?? '.');
+  if (input.isolation === 'none' || !(await isGitRepository(workdir))) {
+    throw new UserError(
+      'Several attempts each need a worktree of their own: run them in a git repository, without isolation "none".',
+    );
+  }
+  const id = newTaskId();
+  // One budget for the task: each attempt may spend its share, so together they stay within it.
+  const share = taskBudget(input.budgetUsd, config.budget.perTaskUsd).budgetUsd;
+  const perAttempt = share === undefined ? {} : { budgetUsd: share / plans.length };
+  const attempts: JobFile[] = [];
+  try {
+    for (const [index, plan] of plans.entries()) {
+      const attemptIdOf = attemptId(id, index + 1);
+      const place = await makeWorktree(attemptIdOf, workdir, input.baseBranch, context.dataHome);
+      mkdirSync(jobDir(context.dataHome, attemptIdOf), { recursive: true });
+      const placed = { id: attemptIdOf, project, isolation: 'worktree' as const, ...place };
+      const job: JobFile = {
+        ...queuedJob(input, config, plan, placed, context),
+        attemptOf: id,
+        ...perAttempt,
+      };
+      attempts.push(job);
+      await writeJob(context.dataHome, job);
+    }
+  } catch (error) {
+    await removeAttempts(context.dataHome, attempts);
+    throw error;
+  }
+  const first = attempts[0]!;
+  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
+  const task: JobFile = {
+    ...queuedJob(
+      input,
+      config,
+      plans[0]!,
+      { id, project, isolation: 'worktree', workdir },
+      context,
+    ),
+    ...(share === undefined ? {} : { budgetUsd: share }),
+    attempts: attempts.map((attempt, index) => ({
+      id: attempt.id,
+      profile: plans[index]!.profile.name,
+    })),
+    attemptStrategy:
+      input.attemptStrategy ??
+      config.tasks.attemptStrategy ??
+      (input.testCommand ? 'first_pass' : 'best_review'),
+  };
+  // The task runs on no profile or engine of its own; it is unsandboxed when any attempt is.
+  delete task.profile;
+  delete task.engine;
+  const unsandboxed = plans.find((plan) => !plan.sandbox.sandboxed);
+  task.sandboxed = unsandboxed === undefined;
+  if (unsandboxed?.sandbox.note) task.sandboxNote = unsandboxed.sandbox.note;
+  await writeJob(context.dataHome, task);
+  appendEvent(
+    context.dataHome,
+    id,
+    'state',
+    `queued as ${attempts.length} attempts (${task.attemptStrategy}): ${task.attempts!.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}`,
+  );
+  for (const [index, attempt] of attempts.entries()) {
+    appendEvent(
+      context.dataHome,
+      attempt.id,
+      'state',
+      `queued in ${attempt.workdir}, attempt of ${id}`,
+    );
+    const { sandbox } = plans[index]!;
+    appendEvent(
+      context.dataHome,
+      attempt.id,
+      'sandbox',
+      sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`,
+    );
+  }
+  if (input.testCommand && !(await preflightPasses(first, input.testCommand, context))) {
+    const { preflight, error } = readJob(context.dataHome, first.id);
+    for (const attempt of attempts.slice(1)) {
+      await updateJob(context.dataHome, attempt.id, () => (preflight ? { preflight } : undefined));
+      await finishTask(context.dataHome, attempt.id, {
+        state: 'failed',
+        ...(error ? { error } : {}),
+      });
+    }
+    await updateJob(context.dataHome, id, () => (preflight ? { preflight } : undefined));
+    await settleAttempts(context.dataHome, id);
+    return readJob(context.dataHome, id);
+  }
+  const { preflight } = readJob(context.dataHome, first.id);
+  for (const attempt of attempts) {
+    if (preflight && attempt !== first) {
+      await updateJob(context.dataHome, attempt.id, () => ({ preflight }));
+    }
+    await spawnWorker(attempt, context);
+  }
+  if (preflight) await updateJob(context.dataHome, id, () => ({ preflight }));
+  return readJob(context.dataHome, id);
+}
+
+/** The worktrees and folders of attempts made before a start was refused. */
+async function removeAttempts(dataHome: string, attempts: JobFile[]): Promise<void> {
+  for (const attempt of attempts) {
+    if (attempt.repoDir && attempt.branch && attempt.worktreePath) {
+      await removeWorktree({
+        repoDir: attempt.repoDir,
+        ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
+        worktreePath: attempt.worktreePath,
+        branch: attempt.branch,
+        discardBranch: true,
+      }).catch(() => undefined);
+    }
+    rmSync(jobDir(dataHome, attempt.id), { recursive: true, force: true });
+  }
 }
 
 /** What the task runs as: its profile, agent, reviewer, CLI engine, hosts and sandbox. */

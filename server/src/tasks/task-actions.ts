@@ -5,7 +5,7 @@
 import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
-import { ensureResult, finishTask, type TaskResultFile } from './finish-task.ts';
+import { ensureResult, stopTask, type TaskResultFile } from './finish-task.ts';
 import { cleanDamaged, type DamagedJob } from './damaged-jobs.ts';
 import {
   DamagedJobError,
@@ -15,7 +15,7 @@ import {
   readJob,
   updateJob,
 } from '../store/job-store.ts';
-import { killTask } from './reconcile.ts';
+import { settleAttempts, stopAttempts } from './attempts.ts';
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
@@ -74,11 +74,14 @@ export async function cancelTask(
 ): Promise<string> {
   const job = await getTask(dataHome, id, wording);
   if (isTerminal(job.state)) return `${statusLine(job, Date.now(), wording)} (already ended)`;
-  await killTask(job);
-  // Children started after the first look are in the job file now; kill those too. It returns
-  // once every process of the task is gone, or names those still stopping.
-  const stopping = await killTask(readJob(dataHome, job.id));
-  await finishTask(dataHome, job.id, { state: 'cancelled', error: 'cancelled by the supervisor' });
+  if (job.attempts) {
+    await stopAttempts(dataHome, job.id, 'cancelled by the supervisor');
+    const ended = statusLine(readJob(dataHome, job.id), Date.now(), wording);
+    return `${ended}\nEvery attempt stopped, the best one's work salvaged; see ${wording.result(job.id)}.`;
+  }
+  // It returns once every process of the task is gone, or names those still stopping.
+  const stopping = await stopTask(dataHome, job.id, 'cancelled by the supervisor');
+  if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf);
   const ended = statusLine(readJob(dataHome, job.id), Date.now(), wording);
   const note = stopping.length
     ? `\nStill stopping: process${stopping.length > 1 ? 'es' : ''} ${stopping.join(', ')} had not exited ${STOP_WAIT_MS / 1000} s after SIGKILL; check with ps -p ${stopping.join(',')}.`
@@ -144,6 +147,39 @@ function cleanDamagedJob(
     : cleanDamaged(dataHome, job, keepBranch);
 }
 
+/**
+ * The attempts of a task: a loser's worktree and branch (if its settle could not remove them)
+ * and every attempt's files; the chosen one's worktree and branch are the task's own.
+ */
+async function cleanAttempts(dataHome: string, job: JobFile): Promise<void> {
+  for (const ref of job.attempts ?? []) {
+    const attempt = tryReadJob(dataHome, ref.id);
+    if (
+      attempt?.repoDir &&
+      attempt.branch &&
+      attempt.worktreePath &&
+      attempt.branch !== job.branch
+    ) {
+      await removeWorktree({
+        repoDir: attempt.repoDir,
+        ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
+        worktreePath: attempt.worktreePath,
+        branch: attempt.branch,
+        discardBranch: true,
+      }).catch(() => undefined);
+    }
+    rmSync(jobDir(dataHome, ref.id), { recursive: true, force: true });
+  }
+}
+
+function tryReadJob(dataHome: string, id: string): JobFile | undefined {
+  try {
+    return readJob(dataHome, id);
+  } catch {
+    return undefined;
+  }
+}
+
 async function cleanOne(
   dataHome: string,
   job: JobFile,
@@ -158,6 +194,7 @@ async function cleanOne(
   }
   // Its work is salvaged first: cleaning up while the task's end still commits would race it.
   if (!isResultDamaged) await ensureResult(dataHome, job);
+  await cleanAttempts(dataHome, job);
   let note = '';
   if (job.isolation === 'worktree' && job.repoDir && job.branch && job.worktreePath) {
     const removed = await removeWorktree({

@@ -90,9 +90,19 @@ export function resultText(
     result.mergeHow ? `to take the work:\n${indent(result.mergeHow)}` : '',
     result.cleanedUp ?? '',
     result.salvageError ? `salvage failed: ${result.salvageError}` : '',
+    result.attempts ? attemptsText(result.attempts) : '',
     `when done reviewing: ${wording.cleanup(job.id)}`,
   ];
   return lines.filter(Boolean).join('\n');
+}
+
+/** One line per attempt: which won, and why each other lost (its patch kept). */
+function attemptsText(attempts: NonNullable<TaskResultFile['attempts']>): string {
+  const lines = attempts.map(
+    (attempt) =>
+      `${attempt.id} ${attempt.profile}: ${attempt.state}${attempt.verdict ? ` ${attempt.verdict}` : ''}${attempt.review ? ` · review ${attempt.review}` : ''} · $${attempt.costUsd.toFixed(4)} — ${attempt.outcome}${attempt.patchPath ? ` · patch ${attempt.patchPath}` : ''}`,
+  );
+  return `attempts (${attempts.length}, the result above is the first line's):\n${indent(lines.join('\n'))}`;
 }
 
 function indent(text: string): string {

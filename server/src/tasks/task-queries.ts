@@ -39,7 +39,8 @@ export async function projectTaskList(
   project: string,
 ): Promise<{ jobs: JobFile[]; damaged: DamagedJob[] }> {
   const scan = scanJobs(dataHome);
-  const own = scan.jobs.filter((job) => job.project === project);
+  // An attempt is shown through its task.
+  const own = scan.jobs.filter((job) => job.project === project && job.attemptOf === undefined);
   // Only this project's ended tasks have their result.json checked: a listing stays cheap.
   const resultDamage = own.flatMap((job) => damagedResult(dataHome, job) ?? []);
   const isDamaged = new Set(resultDamage.map((damage) => damage.id));

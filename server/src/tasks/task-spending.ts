@@ -35,6 +35,7 @@ export async function callForTask(
       request,
       bytesSent: 0,
       taskId: id,
+      ...(job.attemptOf ? { attemptOf: job.attemptOf } : {}),
       signal: task.signal,
       ...(job.budgetUsd !== undefined
         ? { taskBudget: { capUsd: job.budgetUsd, spentUsd: job.costUsd } }
@@ -97,6 +98,7 @@ export async function recordCliRun(
     outcome: run.error === undefined ? 'ok' : 'error',
     attempts: 1,
     taskId: run.job.id,
+    ...(run.job.attemptOf ? { attemptOf: run.job.attemptOf } : {}),
     bytesSent: 0,
     supervisorTokensAvoided: 0,
     ...(run.error !== undefined ? { error: errorMessage(run.error) } : {}),

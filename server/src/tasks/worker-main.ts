@@ -13,6 +13,7 @@ import { errorMessage } from '../util/user-error.ts';
 import { TaskError } from './engines/index.ts';
 import { finishTask } from './finish-task.ts';
 import { runEngine } from './run-engine.ts';
+import { settleAttempts } from './attempts.ts';
 import { resolvePluginRoot } from '../config/plugin-root.ts';
 
 async function main(id: string): Promise<void> {
@@ -37,6 +38,7 @@ async function main(id: string): Promise<void> {
     worker: currentProcessIdentity(),
   }));
   appendEvent(dataHome, id, 'state', `running (pid ${process.pid})`);
+  if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
   const deadline = setTimeout(() => aborter.abort(new Error('hard timeout')), job.timeoutS * 1000);
   try {
     const outcome = await runEngine(job, context, aborter.signal);
@@ -49,9 +51,15 @@ async function main(id: string): Promise<void> {
     });
   } finally {
     clearTimeout(deadline);
+    // This attempt's end may decide its task: the others are stopped and the winner taken.
+    if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
     // The sandbox's proxies would keep the worker alive after the task.
     await closeSandbox();
   }
+}
+
+function logSettle(error: unknown): void {
+  process.stderr.write(`[delegate worker] settling the attempts failed: ${errorMessage(error)}\n`);
 }
 
 const id = process.argv[2] ?? '';

@@ -221,13 +221,14 @@ async function settleBranch(
   root: string,
   branch: string,
   keepBranch: boolean,
-  options: GitOptions & { snapshotBase?: string | undefined },
+  options: GitOptions & { snapshotBase?: string | undefined; discard?: boolean },
 ): Promise<{ branchDeleted: boolean; note?: string }> {
   const tip = await resolveCommit(root, `refs/heads/${branch}`, options);
   if (!tip) return { branchDeleted: false };
   if (keepBranch) return { branchDeleted: false, note: `Branch ${branch} kept as asked.` };
   // A branch still at the snapshot of the user's uncommitted changes holds no work of its own.
   const isMerged =
+    options.discard === true ||
     tip === options.snapshotBase ||
     (await tryGit(root, ['merge-base', '--is-ancestor', tip, 'HEAD'], options)) !== undefined;
   if (!isMerged) {
@@ -258,6 +259,8 @@ export async function removeWorktree(options: {
   worktreePath: string;
   branch: string;
   keepBranch?: boolean;
+  /** Delete the branch even with unmerged commits (a losing attempt: its patch is kept). */
+  discardBranch?: boolean;
   snapshotBase?: string;
 }): Promise<{ worktreeRemoved: boolean; branchDeleted: boolean; note?: string }> {
   const root = options.commonDir ? options.repoDir : await repositoryRoot(options.repoDir);
@@ -270,8 +273,27 @@ export async function removeWorktree(options: {
   const branch = await settleBranch(root, options.branch, keep, {
     ...pinned,
     snapshotBase: options.snapshotBase,
+    discard: options.discardBranch ?? false,
   });
   return { worktreeRemoved, ...branch };
+}
+
+/**
+ * Renames branch `from` to `to` in the repository (a worktree that has it checked out follows);
+ * with `commonDir`, git is pointed at it rather than finding it from `repoDir`.
+ */
+export async function renameBranch(
+  repoDir: string,
+  from: string,
+  to: string,
+  commonDir?: string,
+): Promise<void> {
+  const pinned: GitOptions = commonDir
+    ? { repository: { gitDir: commonDir, workTree: repoDir } }
+    : {};
+  await assertBranchName(repoDir, from);
+  await assertBranchName(repoDir, to);
+  await git(repoDir, ['branch', '-m', from, to], pinned);
 }
 
 /** Quotes a word for POSIX shells when it needs it, so instructions can be pasted. */

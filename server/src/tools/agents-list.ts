@@ -11,8 +11,8 @@ export const agentsListTool = defineTool({
   name: 'agents_list',
   title: 'List agent definitions',
   description:
-    'Lists the agent definitions a worker task can run: name, description, the tier and file that ' +
-    'won, and the profile, tools and turn limit each asks for. Lookup, first found wins: ' +
+    'Lists the agent definitions a task can run: name, description, tier and file, profile, tools, ' +
+    'turn limit. First found wins: ' +
     '<project>/.claude/agents/<name>.md, <project>/.claude/skills/<name>/SKILL.md, ' +
     "~/.claude/agents/<name>.md, then the plugin's bundled workers/<name>.md.",
   inputSchema: {

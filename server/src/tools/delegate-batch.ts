@@ -13,9 +13,9 @@ export const delegateBatchTool = defineTool({
   name: 'delegate_batch',
   title: 'Delegate several jobs in parallel',
   description:
-    'Runs up to 20 independent delegate jobs at once (within each worker pool) and returns one block per ' +
-    'job, in input order: the answer and usage line, or the error. One job failing never fails the others. ' +
-    'Use it to fan out bulk reading, e.g. one job per log file or module.',
+    'Runs up to 20 independent delegate jobs at once (within each pool); returns one block per job in input ' +
+    'order: answer and usage line, or the error (one failing never fails the others). Fan out bulk ' +
+    'reading, e.g. one job per log file or module.',
   inputSchema: {
     jobs: z
       .array(

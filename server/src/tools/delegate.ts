@@ -42,10 +42,10 @@ export const delegateTool = defineTool({
   name: 'delegate',
   title: 'Delegate to a worker model',
   description:
-    'Sends a task and files to a worker model and returns its answer plus one usage line. ' +
+    'Sends a task and files to a worker model; returns its answer and a usage line. ' +
     'The server reads the files from disk, so they never enter your context: use it instead of ' +
     'reading big files (logs, dumps, generated code) to summarise, extract, search or draft. ' +
-    'Long answers come back as a preview and a file path; pass write_to to choose the file.',
+    'Long answers come back as a preview and a file path (write_to picks it).',
   inputSchema: DELEGATE_FIELDS,
   annotations: RUNS_WORKERS,
   handler: (input, { context, services, call }) =>

@@ -16,18 +16,29 @@ export const taskAnswerTool = defineTool({
   },
   annotations: WRITES_LOCAL_FILES,
   handler: async (input, { context, services }) => {
-    const { appendEvent, getTask, isTerminal, jobDir, postMessage } = services;
+    const { appendEvent, getTask, isTerminal, jobDir, messageTargets, postMessage } = services;
     const job = await getTask(context.dataHome, input.task_id);
     if (isTerminal(job.state)) {
       throw new UserError(
         `${job.id} has already ended (${job.state}); read it with task_result, or start a new task.`,
       );
     }
-    const kind = job.state === 'needs_input' ? 'answer' : 'steer';
-    await postMessage(jobDir(context.dataHome, job.id), kind, input.answer);
-    appendEvent(context.dataHome, job.id, kind === 'answer' ? 'answered' : 'steered', input.answer);
+    // A task run as attempts: the answer goes to the attempt whose question it shows, steering
+    // to every attempt still running.
+    const targets = job.attempts ? messageTargets(context.dataHome, job) : [job];
+    const kind = targets[0]?.state === 'needs_input' ? 'answer' : 'steer';
+    for (const target of targets) {
+      await postMessage(jobDir(context.dataHome, target.id), kind, input.answer);
+      appendEvent(
+        context.dataHome,
+        target.id,
+        kind === 'answer' ? 'answered' : 'steered',
+        input.answer,
+      );
+    }
+    const to = targets.map((target) => target.id).join(', ') || job.id;
     return kind === 'answer'
-      ? `Answered ${job.id}; it resumes now.`
-      : `Sent to ${job.id}; the worker reads it at its next step.`;
+      ? `Answered ${to}; it resumes now.`
+      : `Sent to ${to}; the worker${targets.length > 1 ? 's read' : ' reads'} it at the next step.`;
   },
 });

@@ -7,8 +7,8 @@ export const taskResultTool = defineTool({
   name: 'task_result',
   title: 'Task result',
   description:
-    'Returns the result of an ended task: verdict with the test command’s exit code and output tail (facts, not ' +
-    'the model’s claim), summary, files changed, diffstat, patch path (patch inline when small) and how to merge.',
+    'Returns an ended task’s result: verdict with the test command’s exit code and output tail (facts, not ' +
+    'the model’s claim), summary, files changed, diffstat, patch (inline when small), how to merge.',
   inputSchema: {
     task_id: z.string().min(1).describe('The task.'),
     include_patch: z

@@ -8,10 +8,9 @@ export const taskStartTool = defineTool({
   name: 'task_start',
   title: 'Start a task',
   description:
-    'Starts a bounded task for a tool-calling worker (read/write/edit/search/bash); returns at once with its id, ' +
-    'state, branch and test preflight. In a git repository it runs in a disposable worktree on branch ' +
-    'delegate/<id>; poll task_status, answer with task_answer, review with task_result. With wait_s the result ' +
-    'comes inline if the task finished by then.',
+    'Starts a task for a tool-calling worker (read/write/edit/search/bash); returns at once with its id and ' +
+    'test preflight. In a git repo it works in a disposable worktree on branch delegate/<id>. Poll ' +
+    'task_status, answer with task_answer, review with task_result.',
   inputSchema: {
     task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
     agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
@@ -20,7 +19,7 @@ export const taskStartTool = defineTool({
       .string()
       .min(1)
       .optional()
-      .describe('Directory under the project to work in (default: the project).'),
+      .describe('Directory under the project (default: the project).'),
     isolation: z
       .enum(['worktree', 'none'])
       .optional()
@@ -29,7 +28,7 @@ export const taskStartTool = defineTool({
       .string()
       .min(1)
       .optional()
-      .describe('Branch or commit to start from (default: HEAD plus your uncommitted changes).'),
+      .describe('Branch or commit to start from (default: HEAD plus uncommitted changes).'),
     test_command: z
       .string()
       .min(1)
@@ -44,14 +43,14 @@ export const taskStartTool = defineTool({
       .number()
       .positive()
       .optional()
-      .describe('Cost cap of the whole task (≤ configured perTaskUsd); it stops there.'),
+      .describe('Cost cap of the whole task, all attempts (≤ configured perTaskUsd).'),
     max_turns: z
       .number()
       .int()
       .positive()
       .max(500)
       .optional()
-      .describe('Model turns at most (default 40 cloud, 80 local; capped at 150).'),
+      .describe('Model turns at most (default 40 cloud, 80 local; max 150).'),
     timeout_s: z
       .number()
       .int()
@@ -64,17 +63,35 @@ export const taskStartTool = defineTool({
       .max(50)
       .optional()
       .describe('Hosts sandboxed commands may reach (default none).'),
+    attempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(5)
+      .optional()
+      .describe('Workers racing in own worktrees; tests or reviewer pick the winner.'),
+    attempt_profiles: z
+      .array(z.string().min(1))
+      .max(5)
+      .optional()
+      .describe('One profile per attempt.'),
+    attempt_strategy: z
+      .enum(['first_pass', 'best_review'])
+      .optional()
+      .describe('first_pass (default with tests) or best_review.'),
     wait_s: z
       .number()
       .int()
       .min(0)
       .max(100)
       .optional()
-      .describe('Wait up to this long for the result.'),
+      .describe('Wait this long for the result inline.'),
   },
   annotations: RUNS_WORKERS,
   handler: async (input, { context, services, call }) => {
     if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
+    for (const profile of input.attempt_profiles ?? [])
+      checkProfileArgument(profile, 'attempt_profiles');
     const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
       services;
     const job = await startTask(
@@ -91,6 +108,9 @@ export const taskStartTool = defineTool({
         ...(input.max_turns ? { maxTurns: input.max_turns } : {}),
         ...(input.timeout_s ? { timeoutS: input.timeout_s } : {}),
         ...(input.allow_hosts?.length ? { allowHosts: input.allow_hosts } : {}),
+        ...(input.attempts !== undefined ? { attempts: input.attempts } : {}),
+        ...(input.attempt_profiles ? { attemptProfiles: input.attempt_profiles } : {}),
+        ...(input.attempt_strategy ? { attemptStrategy: input.attempt_strategy } : {}),
       },
       context,
     );
@@ -106,9 +126,11 @@ export const taskStartTool = defineTool({
     const preflight = current.preflight
       ? `preflight: ${current.preflight.command} → exit ${current.preflight.exitCode}${current.preflight.exitCode === 0 ? ' (passes before any change)' : ' (fails before any change)'}`
       : 'preflight: no test command; the result will be unverified';
-    const where = current.branch
-      ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
-      : `in ${current.workdir}`;
+    const where = current.attempts
+      ? `${current.attempts.length} attempts (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
+      : current.branch
+        ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
+        : `in ${current.workdir}`;
     const start = current.uncommittedAtStart
       ? [
           `started from your uncommitted changes (${current.uncommittedAtStart.files} files); base_branch "HEAD" starts from the last commit instead`,

@@ -8,8 +8,8 @@ export const taskStatusTool = defineTool({
   name: 'task_status',
   title: 'Task status',
   description:
-    'Returns one short line per task: state, step, current activity, or the pending question. Cheap: poll it ' +
-    'freely. Without task_ids: this project’s active tasks and finished ones not yet reviewed.',
+    'One short line per task: state, step, activity or the pending question. Cheap: poll freely. ' +
+    'Without task_ids: this project’s active tasks and unreviewed ended ones.',
   inputSchema: {
     task_ids: z
       .array(z.string().min(1))

@@ -7,8 +7,8 @@ export const usageTool = defineTool({
   name: 'usage',
   title: 'Worker usage and budget',
   description:
-    'Reports worker calls, tokens and cost for today and all time, by profile, the budget left, and the ' +
-    'supervisor tokens avoided (file bytes workers read instead of you). Reads the local ledger only.',
+    'Reports worker calls, tokens and cost (today, all time) by profile, budget left, and supervisor ' +
+    'tokens avoided (file bytes workers read instead of you). Local ledger only.',
   inputSchema: {
     period: z
       .enum(['today', 'all', 'both'])

@@ -1,0 +1,387 @@
+/**
+ * A task run as several attempts: each attempt is a task of its own (own worker, worktree,
+ * branch, pool slot, share of the budget) whose job names the task in `attemptOf`; the task
+ * itself has no worker and is what the supervisor sees. Whoever ends an attempt (its worker, a
+ * cancel, the server finding it dead) then settles the task: once an attempt wins, or all have
+ * ended, the others are stopped, the losers' worktrees and branches go (their patches stay in
+ * their job folders), the chosen attempt's branch becomes `delegate/<task id>`, and the task
+ * ends with the chosen attempt's result and one line per attempt. Settling again changes
+ * nothing, so any reader may do it: a settler killed half-way is finished by the next look.
+ */
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { withFileLock } from '../util/file-lock.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { errorMessage } from '../util/user-error.ts';
+import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
+import type { AttemptRef, JobFile } from '../store/job-file.ts';
+import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
+import { mergeInstructions, removeWorktree, renameBranch } from './worktree.ts';
+
+/** Attempt `n` (from 1) of task `id`: a plain task id, so every id check and pattern takes it. */
+export function attemptId(id: string, n: number): string {
+  return `${id}a${n}`;
+}
+
+/** How long a settle waits for another one in progress (stopping and salvaging take a while). */
+const SETTLE_WAIT_MS = 600_000;
+
+/**
+ * Settles the task `id` after one of its attempts changed: the live view while none has won,
+ * the end once one has or all have ended. `waitMs`: how long to wait for a settle in progress
+ * elsewhere (a reader passes little, and sees the task as it is).
+ */
+export async function settleAttempts(
+  dataHome: string,
+  id: string,
+  waitMs = SETTLE_WAIT_MS,
+): Promise<void> {
+  await withFileLock(join(jobDir(dataHome, id), 'settle.lock'), () => settleNow(dataHome, id), {
+    timeoutMs: waitMs,
+  });
+}
+
+async function settleNow(dataHome: string, id: string): Promise<void> {
+  const task = readJob(dataHome, id);
+  if (isTerminal(task.state) || !task.attempts) return;
+  let attempts = task.attempts.map((attempt) => readJob(dataHome, attempt.id));
+  const winner = task.winner ?? pickWinner(task, attempts);
+  const hasEnded = attempts.every((attempt) => isTerminal(attempt.state));
+  if (!winner && !hasEnded && !task.stopRequested) {
+    await showAttempts(dataHome, task, attempts);
+    return;
+  }
+  if (winner && !task.winner) {
+    await updateJob(dataHome, id, () => ({ winner }));
+    appendEvent(dataHome, id, 'attempt', `${winner} won`);
+  }
+  const why = task.stopRequested ?? `${winner} won first`;
+  for (const attempt of attempts) {
+    if (!isTerminal(attempt.state)) await stopTask(dataHome, attempt.id, why);
+  }
+  attempts = task.attempts.map((attempt) => readJob(dataHome, attempt.id));
+  await endTask(dataHome, readJob(dataHome, id), attempts, winner);
+}
+
+/**
+ * Whether an attempt's work qualifies: it ended done, its tests passed (or there are none), and
+ * the reviewer passed it when the task has a definition of done and a reviewer.
+ */
+function qualifies(task: JobFile, attempt: JobFile): boolean {
+  if (attempt.state !== 'done') return false;
+  const isTested = task.testCommand ? attempt.verdict === 'passed' : true;
+  const isReviewed =
+    !task.definitionOfDone || !attempt.reviewProfile || attempt.review?.verdict === 'pass';
+  return isTested && isReviewed;
+}
+
+/**
+ * `first_pass`: the first attempt to end qualifying. `best_review`: once every attempt has
+ * ended, the best ranked if it qualifies.
+ */
+function pickWinner(task: JobFile, attempts: JobFile[]): string | undefined {
+  if (task.attemptStrategy === 'best_review') {
+    if (!attempts.every((attempt) => isTerminal(attempt.state))) return undefined;
+    const best = ranked(attempts)[0];
+    return best && qualifies(task, best) ? best.id : undefined;
+  }
+  return attempts
+    .filter((attempt) => qualifies(task, attempt))
+    .sort((a, b) => (a.endedAt ?? '').localeCompare(b.endedAt ?? ''))[0]?.id;
+}
+
+const VERDICT_RANK = { passed: 2, unverified: 1, failed: 0 } as const;
+const REVIEW_RANK = { pass: 3, unclear: 2, fail: 1, error: 0 } as const;
+
+/**
+ * Best first: ended done, then the tests' verdict, then the reviewer's, then one that changed
+ * something, then the cheaper, then the earlier to end.
+ */
+function ranked(attempts: JobFile[]): JobFile[] {
+  const score = (job: JobFile) => [
+    job.state === 'done' ? 1 : 0,
+    job.verdict ? VERDICT_RANK[job.verdict] : -1,
+    job.review ? REVIEW_RANK[job.review.verdict] : -1,
+    job.filesTouched.length > 0 ? 1 : 0,
+    -job.costUsd,
+  ];
+  return [...attempts].sort((a, b) => {
+    const [left, right] = [score(a), score(b)];
+    const differs = left.findIndex((value, index) => value !== right[index]);
+    if (differs >= 0) return (right[differs] ?? 0) - (left[differs] ?? 0);
+    return (a.endedAt ?? '').localeCompare(b.endedAt ?? '');
+  });
+}
+
+/** `3 attempts: 1 passed · 1 failed · 1 running`, in that order of interest. */
+export function attemptsSummary(attempts: JobFile[]): string {
+  const counts = new Map<string, number>();
+  for (const attempt of attempts) {
+    const word = attempt.state === 'done' ? (attempt.verdict ?? 'done') : attempt.state;
+    counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  const parts = [...counts].map(([word, count]) => `${count} ${word}`);
+  return `${attempts.length} attempts: ${parts.join(' · ')}`;
+}
+
+/**
+ * The task's job.json while its attempts run, so every reader (status line, monitor, briefing)
+ * sees them as one task: waiting for an answer when any attempt is (its question tagged with the
+ * attempt), else running when any runs; cost and steps are the attempts' together.
+ */
+async function showAttempts(dataHome: string, task: JobFile, attempts: JobFile[]): Promise<void> {
+  const asking = attempts.find((attempt) => attempt.state === 'needs_input');
+  const isRunning = attempts.some((attempt) => attempt.state === 'running');
+  const profiles = new Map(task.attempts?.map((ref) => [ref.id, ref.profile]));
+  await updateJob(dataHome, task.id, (current) => {
+    if (isTerminal(current.state)) return undefined;
+    return {
+      state: asking ? 'needs_input' : isRunning ? 'running' : current.state,
+      question: asking
+        ? `[attempt ${asking.id} · ${profiles.get(asking.id)}] ${asking.question ?? ''}`
+        : undefined,
+      activity: attemptsSummary(attempts),
+      step: Math.max(0, ...attempts.map((attempt) => attempt.step)),
+      costUsd: sum(attempts.map((attempt) => attempt.costUsd)),
+      lastEventAt: latest(attempts.map((attempt) => attempt.lastEventAt)) ?? current.lastEventAt,
+      ...(current.startedAt ? {} : startedAt(attempts)),
+    };
+  });
+}
+
+function startedAt(attempts: JobFile[]): Partial<JobFile> {
+  const first = attempts
+    .map((attempt) => attempt.startedAt)
+    .filter((time): time is string => time !== undefined)
+    .sort()[0];
+  return first ? { startedAt: first } : {};
+}
+
+function latest(times: string[]): string | undefined {
+  return [...times].sort().at(-1);
+}
+
+function sum(values: number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
+
+/**
+ * Ends the task with the chosen attempt (the winner, else the best ranked): its branch becomes
+ * `delegate/<task id>`, its result the task's; the losers' worktrees and branches go.
+ */
+async function endTask(
+  dataHome: string,
+  task: JobFile,
+  attempts: JobFile[],
+  winner: string | undefined,
+): Promise<void> {
+  const chosen = attempts.find((attempt) => attempt.id === winner) ?? ranked(attempts)[0];
+  if (!chosen) return;
+  const results = new Map<string, TaskResultFile>();
+  for (const attempt of attempts) results.set(attempt.id, await resultOf(dataHome, attempt));
+  const lines: AttemptLine[] = [];
+  for (const attempt of attempts) {
+    const result = results.get(attempt.id)!;
+    const isChosen = attempt.id === chosen.id;
+    if (!isChosen) await discardAttempt(dataHome, task.id, attempt);
+    const line = attemptLine(task, attempt, result, { isChosen, winner });
+    if (isChosen) lines.unshift(line);
+    else lines.push(line);
+  }
+  const place = await takeChosen(dataHome, task, chosen, results.get(chosen.id)!);
+  const won = winner !== undefined;
+  const state = task.stopRequested ? 'cancelled' : won ? 'done' : chosen.state;
+  const error = task.stopRequested
+    ? task.stopRequested
+    : won
+      ? undefined
+      : `no attempt qualified (${attemptsSummary(attempts)}); the best ranked is shown: ${chosen.id}`;
+  const chosenResult = results.get(chosen.id)!;
+  const result: TaskResultFile = {
+    ...chosenResult,
+    ...place.result,
+    state,
+    ...(error
+      ? { error: chosenResult.error ? `${error}. Its error: ${chosenResult.error}` : error }
+      : {}),
+    attempts: lines,
+  };
+  await writeFileAtomic(
+    join(jobDir(dataHome, task.id), 'result.json'),
+    `${JSON.stringify(result, null, 2)}\n`,
+  );
+  await updateJob(dataHome, task.id, (current) => {
+    if (isTerminal(current.state)) return undefined;
+    return {
+      state,
+      endedAt: new Date().toISOString(),
+      question: undefined,
+      activity: attemptsSummary(attempts),
+      ...(chosen.verdict && state !== 'cancelled' ? { verdict: chosen.verdict } : {}),
+      ...(chosen.summary !== undefined ? { summary: chosen.summary } : {}),
+      ...(result.error ? { error: result.error } : {}),
+      ...(chosen.verification ? { verification: chosen.verification } : {}),
+      ...(chosen.failedAttempts ? { failedAttempts: chosen.failedAttempts } : {}),
+      ...(chosen.review ? { review: chosen.review } : {}),
+      ...(chosen.modelAnswered ? { modelAnswered: chosen.modelAnswered } : {}),
+      ...(chosen.sandboxed !== undefined ? { sandboxed: chosen.sandboxed } : {}),
+      ...(chosen.sandboxNote ? { sandboxNote: chosen.sandboxNote } : {}),
+      step: chosen.step,
+      filesTouched: chosen.filesTouched,
+      costUsd: sum(attempts.map((attempt) => attempt.costUsd)),
+      ...place.job,
+    };
+  });
+  appendEvent(dataHome, task.id, 'state', `${state}: ${chosen.id} ${won ? 'won' : 'chosen'}`);
+}
+
+/** An attempt's result.json, salvaging it first when that has not happened yet. */
+async function resultOf(dataHome: string, attempt: JobFile): Promise<TaskResultFile> {
+  try {
+    return await ensureResult(dataHome, attempt);
+  } catch (error) {
+    const message = errorMessage(error);
+    return {
+      state: attempt.state,
+      summary: '',
+      filesChanged: [],
+      diffstat: '',
+      patchBytes: 0,
+      salvageError: message,
+    };
+  }
+}
+
+/** A loser's worktree and branch go; its patch stays in its job folder. */
+async function discardAttempt(dataHome: string, id: string, attempt: JobFile): Promise<void> {
+  if (!attempt.repoDir || !attempt.branch || !attempt.worktreePath) return;
+  // Tampered git metadata: the worktree stays for inspection, as for any task.
+  if (attempt.gitProblems?.tampered.length) return;
+  try {
+    await removeWorktree({
+      repoDir: attempt.repoDir,
+      ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
+      worktreePath: attempt.worktreePath,
+      branch: attempt.branch,
+      discardBranch: true,
+    });
+  } catch (error) {
+    appendEvent(
+      dataHome,
+      id,
+      'attempt',
+      `${attempt.id}: worktree not removed: ${errorMessage(error)}`,
+    );
+  }
+}
+
+function attemptLine(
+  task: JobFile,
+  attempt: JobFile,
+  result: TaskResultFile,
+  { isChosen, winner }: { isChosen: boolean; winner: string | undefined },
+): AttemptLine {
+  const outcome = isChosen
+    ? winner
+      ? 'won'
+      : 'best ranked (did not qualify)'
+    : attempt.state === 'cancelled'
+      ? `stopped: ${attempt.error ?? 'cancelled'}`
+      : attempt.state !== 'done'
+        ? `${attempt.state}: ${attempt.error ?? ''}`
+        : !qualifies(task, attempt)
+          ? attempt.verdict === 'failed'
+            ? 'its tests failed'
+            : `review ${attempt.review?.verdict ?? 'missing'}`
+          : `ranked below ${winner}`;
+  return {
+    id: attempt.id,
+    profile: task.attempts?.find((ref) => ref.id === attempt.id)?.profile ?? attempt.profile ?? '?',
+    state: attempt.state,
+    ...(attempt.verdict ? { verdict: attempt.verdict } : {}),
+    ...(attempt.review ? { review: attempt.review.verdict } : {}),
+    costUsd: attempt.costUsd,
+    outcome,
+    ...(!isChosen && result.patchPath && result.patchBytes > 0
+      ? { patchPath: result.patchPath }
+      : {}),
+  };
+}
+
+/**
+ * The chosen attempt's work becomes the task's: its branch is renamed `delegate/<task id>`, its
+ * patch copied into the task's folder, and the task records the worktree (task_cleanup removes
+ * it as any task's).
+ */
+async function takeChosen(
+  dataHome: string,
+  task: JobFile,
+  chosen: JobFile,
+  result: TaskResultFile,
+): Promise<{ job: Partial<JobFile>; result: Partial<TaskResultFile> }> {
+  const where: Partial<JobFile> = {
+    ...(chosen.repoDir ? { repoDir: chosen.repoDir } : {}),
+    ...(chosen.baseCommit ? { baseCommit: chosen.baseCommit } : {}),
+    ...(chosen.uncommittedAtStart ? { uncommittedAtStart: chosen.uncommittedAtStart } : {}),
+  };
+  if (
+    !result.commit ||
+    !chosen.repoDir ||
+    !chosen.branch ||
+    !chosen.worktreePath ||
+    !chosen.baseCommit
+  ) {
+    return { job: where, result: {} };
+  }
+  const branch = `delegate/${task.id}`;
+  try {
+    await renameBranch(chosen.repoDir, chosen.branch, branch, chosen.git?.commonDir);
+  } catch (error) {
+    return {
+      job: where,
+      result: {
+        salvageError: `the winner's branch ${chosen.branch} was not renamed ${branch}: ${errorMessage(error)}`,
+      },
+    };
+  }
+  await updateJob(dataHome, chosen.id, () => ({ branch }));
+  const patchPath = join(jobDir(dataHome, task.id), 'patch.diff');
+  if (result.patchPath) copyFileSync(result.patchPath, patchPath);
+  return {
+    job: {
+      ...where,
+      branch,
+      worktreePath: chosen.worktreePath,
+      workdir: chosen.workdir,
+      ...(chosen.git ? { git: chosen.git } : {}),
+    },
+    result: {
+      patchPath,
+      mergeHow: mergeInstructions({
+        repoDir: chosen.repoDir,
+        branch,
+        baseCommit: chosen.baseCommit,
+        patchPath,
+        isFromUncommitted: chosen.uncommittedAtStart !== undefined,
+      }),
+    },
+  };
+}
+
+/**
+ * Who a message for the task goes to: an answer to the attempt whose question the task shows,
+ * steering to every attempt still running.
+ */
+export function messageTargets(dataHome: string, task: JobFile): JobFile[] {
+  const attempts = (task.attempts ?? []).map((ref: AttemptRef) => readJob(dataHome, ref.id));
+  const asking = attempts.find((attempt) => attempt.state === 'needs_input');
+  return asking ? [asking] : attempts.filter((attempt) => !isTerminal(attempt.state));
+}
+
+/** Stops every attempt of the task for `why` (a cancel), then settles it. */
+export async function stopAttempts(dataHome: string, id: string, why: string): Promise<void> {
+  await updateJob(dataHome, id, (current) =>
+    isTerminal(current.state) || current.stopRequested ? undefined : { stopRequested: why },
+  );
+  await settleAttempts(dataHome, id);
+}

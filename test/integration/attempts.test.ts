@@ -1,0 +1,277 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import type { FakeReply, RecordedRequest } from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, FIXED_ADD, git } from '../helpers/git-project.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { liveProcesses } from '../helpers/processes.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
+
+const use = (name: string, input: Record<string, unknown>): FakeReply => ({
+  toolUses: [{ name, input }],
+});
+
+/** A worker's reply at assistant turn `turn` of its conversation. */
+type Worker = (turn: number, request: RecordedRequest) => FakeReply | Promise<FakeReply>;
+
+const turnOf = (request: RecordedRequest): number =>
+  (request.body?.messages ?? []).filter(
+    (message: { role?: string }) => message.role === 'assistant',
+  ).length;
+
+/** $1 per million tokens in, $2 out: a call of USAGE costs $0.0012. */
+const PRICE = { inputPerMTok: 1, outputPerMTok: 2 };
+const USAGE = { input: 1_000, output: 100 };
+
+/** Writes a wrong add() and insists it is done: its tests fail every round. */
+const WRONG: Worker = (turn) =>
+  turn === 0
+    ? {
+        ...use('write_file', { path: 'src/add.js', content: 'exports.add = (a, b) => a * b;\n' }),
+        usage: USAGE,
+      }
+    : { text: 'Done: add() multiplies.', usage: USAGE };
+
+/** Fixes add() and says so. */
+const RIGHT: Worker = (turn) =>
+  turn === 0
+    ? use('write_file', { path: 'src/add.js', content: FIXED_ADD })
+    : { text: 'Fixed add().' };
+
+/** Keeps working slowly without ever finishing (until it is stopped). */
+const SLOW: Worker = () => ({ ...use('report_progress', { note: 'thinking' }), delayMs: 300 });
+
+/** Processes (other than this test's) that carry one of the ids in their environment. */
+function processesOf(ids: string[]): number[] {
+  return liveProcesses(({ pid }) => {
+    try {
+      const environment = readFileSync(`/proc/${pid}/environ`, 'latin1');
+      return ids.some((id) => environment.includes(`DELEGATE_TASK_ID=${id}\0`));
+    } catch {
+      return false;
+    }
+  });
+}
+
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (
+      workers: Record<string, Worker>,
+      config: Record<string, unknown> = {},
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({
+        respond: (request) => {
+          const worker = workers[request.body?.model as string];
+          if (!worker) throw new Error(`no worker for model ${request.body?.model}`);
+          return worker(turnOf(request), request);
+        },
+      });
+      // With a budget, cloud profiles with a price: every call costs what its usage says.
+      const cost = config.budget ? { price: PRICE } : { local: true };
+      const profile = (model: string) => ({
+        format: 'openai',
+        baseUrl: fake.openaiBaseUrl,
+        model,
+        ...cost,
+      });
+      world.writeConfig({
+        profiles: Object.fromEntries(Object.keys(workers).map((name) => [name, profile(name)])),
+        ...config,
+      });
+      return server.start({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60' });
+    },
+);
+
+describe('attempts: several workers race on one task', () => {
+  it('only one worker passes: it wins, its code is on delegate/<id>, a question reaches the supervisor tagged, and no loser leaves a process or worktree', async ({
+    startWith,
+    world,
+    provider,
+  }) => {
+    let openGate = () => {};
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const handle = await startWith({
+      wrong: WRONG,
+      asker: (turn) =>
+        turn === 0 ? use('ask_supervisor', { question: 'Numbers only?' }) : SLOW(turn, undefined!),
+      // The passing worker starts once the question was answered.
+      right: async (turn, request) => {
+        await gate;
+        return RIGHT(turn, request);
+      },
+    });
+    const started = await handle.callText('task_start', {
+      task: 'Fix add() so the test passes',
+      test_command: 'node test.js',
+      attempts: 3,
+      attempt_profiles: ['wrong', 'asker', 'right'],
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    const ids = [1, 2, 3].map((n) => `${id}a${n}`);
+    expect(started.text).toContain(
+      `3 attempts (first_pass), each in its own worktree: ${ids[0]} wrong, ${ids[1]} asker, ${ids[2]} right`,
+    );
+    expect(started.text).toContain('preflight: node test.js → exit 1');
+
+    // One task for the supervisor: the attempts are not listed on their own.
+    const asking = await pollTaskStatus(handle, id, /needs_input/);
+    expect(asking).toBe(
+      `${id} needs_input: "[attempt ${ids[1]} · asker] Numbers only?" → task_answer`,
+    );
+    const listed = (await handle.callText('task_status', {})).text.split('\n');
+    expect(listed.filter((line) => line.startsWith(id))).toEqual([asking]);
+    const answered = await handle.callText('task_answer', { task_id: id, answer: 'Yes.' });
+    expect(answered.text).toBe(`Answered ${ids[1]}; it resumes now.`);
+    await waitFor(() =>
+      provider.started!.requests.some(
+        (request) =>
+          request.body?.model === 'asker' && JSON.stringify(request.body).includes('Yes.'),
+      ),
+    );
+    expect(await pollTaskStatus(handle, id, /running/)).toMatch(/3 attempts: /);
+    openGate();
+
+    const done = await pollTaskStatus(
+      handle,
+      id,
+      new RegExp(`^${id} (done|failed|cancelled|lost|timeout)`),
+      60_000,
+    );
+    expect(done).toMatch(new RegExp(`^${id} done passed · 1 files`));
+    const result = (await handle.callText('task_result', { task_id: id })).text;
+    expect(result).toContain(`${id} done — verdict: passed`);
+    expect(result).toContain('test command: node test.js → exit 0');
+    expect(result).toMatch(
+      new RegExp(`attempts \\(3, [^\\n]*\\n  ${ids[2]} right: done passed · \\$0\\.0000 — won`),
+    );
+    expect(result).toContain(`${ids[1]} asker: cancelled · $0.0000 — stopped: ${ids[2]} won first`);
+    // The wrong worker either failed its rounds already or was still in them.
+    expect(result).toMatch(
+      new RegExp(
+        `${ids[0]} wrong: (done failed · \\$0\\.0000 — its tests failed|cancelled · \\$0\\.0000 — stopped: ${ids[2]} won first) · patch `,
+      ),
+    );
+    expect(result).toMatch(new RegExp(`git -C .* merge --no-ff .?delegate/${id}\\b`));
+
+    // The winner's code is on the task's branch; the checkout is untouched.
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
+    expect(readFileSync(join(world.project, 'src/add.js'), 'utf8')).toBe(
+      BROKEN_ADD_PROJECT['src/add.js'],
+    );
+    // No loser survives: no process, worktree or branch; the winner's worktree stays for review.
+    await waitFor(() => processesOf(ids).length === 0);
+    const worktrees = git(world.project, 'worktree', 'list', '--porcelain');
+    expect(worktrees.match(/^worktree /gm)).toHaveLength(2);
+    expect(worktrees).toMatch(new RegExp(`^branch refs/heads/delegate/${id}$`, 'm'));
+    expect(git(world.project, 'branch', '--list', '--format=%(refname:short)', 'delegate/*')).toBe(
+      `delegate/${id}`,
+    );
+    // The losers' patches are kept.
+    const loserPatch = /patch (\S+patch\.diff)/.exec(result.split(`${ids[0]} wrong`)[1]!)?.[1];
+    expect(loserPatch && readFileSync(loserPatch, 'utf8')).toContain('a * b');
+
+    const cleaned = await handle.callText('task_cleanup', { task_id: id });
+    expect(cleaned.text).toMatch(new RegExp(`^${id}: cleaned up`));
+    for (const each of [id, ...ids])
+      expect(existsSync(join(world.dataHome, 'jobs', each))).toBe(false);
+    expect(
+      git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
+    ).toHaveLength(1);
+  });
+
+  it('no attempt passes: the task ends with the best ranked attempt and says none qualified; each attempt had its share of the budget', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith(
+      {
+        wrong: WRONG,
+        idle: (turn) => ({
+          text: turn === 0 ? 'Nothing to change.' : 'Still nothing.',
+          usage: USAGE,
+        }),
+      },
+      { tasks: { fixRounds: 1 }, budget: { perTaskUsd: 2 } },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempt_profiles: ['wrong', 'idle'],
+      budget_usd: 0.5,
+      wait_s: 60,
+    });
+    const id = taskIdOf(started.text);
+    expect(started.text).toContain(`${id} done — verdict: failed`);
+    expect(started.text).toContain('error: no attempt qualified (2 attempts: 2 failed)');
+    // Both failed their tests: the one that changed something ranks first, over the cheaper.
+    expect(started.text).toContain(
+      `attempts (2, the result above is the first line's):\n  ${id}a1 wrong: done failed · $0.0036 — best ranked (did not qualify)\n  ${id}a2 idle: done failed · $0.0024 — its tests failed\n`,
+    );
+    expect(started.text).toContain('files changed (1): M src/add.js');
+    for (const n of [1, 2]) {
+      const attempt = JSON.parse(
+        readFileSync(join(world.dataHome, 'jobs', `${id}a${n}`, 'job.json'), 'utf8'),
+      ) as { budgetUsd: number; attemptOf: string };
+      expect(attempt).toMatchObject({ budgetUsd: 0.25, attemptOf: id });
+    }
+    await waitFor(() => processesOf([`${id}a1`, `${id}a2`]).length === 0);
+    // At $0.0012 a call: wrong made 3 (write, answer, answer after its fix round), idle 2. The
+    // task's cost is theirs together, and `usage` shows the attempts as the ledger has them.
+    expect(started.text).toContain('cost: $0.0060');
+    const usage = (await handle.callText('usage', { period: 'today' })).text;
+    expect(usage).toContain('- raced as attempts: 1 task, 2 attempts, $0.0060');
+    expect(usage).toContain(`  ${id}: ${id}a1 wrong $0.0036, ${id}a2 idle $0.0024`);
+  });
+
+  it('a cancel stops every attempt with nothing left running, and keeps the best one’s work', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith({ a: SLOW, b: SLOW });
+    const started = await handle.callText('task_start', {
+      task: 'Think',
+      test_command: 'node test.js',
+      attempts: 2,
+      attempt_profiles: ['a', 'b'],
+    });
+    const id = taskIdOf(started.text);
+    const ids = [`${id}a1`, `${id}a2`];
+    await pollTaskStatus(handle, id, /running step [1-9]/);
+    expect(processesOf(ids).length).toBeGreaterThan(0);
+    const cancelled = await handle.callText('task_cancel', { task_id: id });
+    expect(cancelled.text).toMatch(new RegExp(`^${id} cancelled: cancelled by the supervisor`));
+    expect(processesOf(ids)).toEqual([]);
+    const result = (await handle.callText('task_result', { task_id: id })).text;
+    expect(result).toContain(`${ids[0]} a: cancelled`);
+    expect(result).toContain(`${ids[1]} b: cancelled`);
+    expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
+  });
+
+  it.for([
+    [{ attempts: 2 }, 'Several attempts need a way to pick the winner'],
+    [{ attempts: 2, test_command: 'node test.js', isolation: 'none' }, 'each need a worktree'],
+    [
+      { attempts: 3, attempt_profiles: ['w', 'w'], test_command: 'node test.js' },
+      'attempt_profiles names 2 profile(s) for 3 attempt(s)',
+    ],
+    [{ attempts: 2, attempt_profiles: ['w', 'nope'], test_command: 'node test.js' }, 'nope'],
+    [{ attempts: 6, test_command: 'node test.js' }, 'attempts'],
+  ] as const)(
+    'a start it cannot run is refused before anything is made: %j',
+    async ([args, message], { startWith, world }) => {
+      const handle = await startWith({ w: RIGHT });
+      const refused = await handle.callText('task_start', { task: 'x', ...args });
+      expect(refused.isError, refused.text).toBe(true);
+      expect(refused.text).toContain(message);
+      const jobs = join(world.dataHome, 'jobs');
+      expect(existsSync(jobs) ? readdirSync(jobs) : []).toEqual([]);
+      expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
+      expect(
+        git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
+      ).toHaveLength(1);
+    },
+  );
+});
