@@ -1,9 +1,15 @@
 // Attempts: one task run by several workers at once, the first whose test passes wins. Tasks alone
 // and with 3 attempts, fake workers passing at a seeded 40 %, through a real `dist/server.mjs`.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  branchAnswer,
+  loserLeftovers,
+  parseResult,
+  settleMs,
+  survivors,
+} from './attempts-checks.mjs';
 import {
   CALL_USD,
   GIT_IDENTITY,
@@ -47,11 +53,12 @@ export async function benchAttempts(root) {
     const script = join(root, 'dist', 'server.mjs');
     if (!(await hasAttempts(script, env))) return missing();
     server = await startRawServer(script, env, project);
-    const single = await runMode(server, project, calls, 's', PROFILES.slice(0, 1));
-    const multi = await runMode(server, project, calls, 'm', PROFILES);
-    // Cancelled losers get a moment to exit before we count who is left.
+    const world = { server, project, dataHome, calls };
+    const single = await runMode(world, 's', PROFILES.slice(0, 1));
+    const multi = await runMode(world, 'm', PROFILES);
+    // Stopped losers get a moment to exit before we count who is left.
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    return report(single, multi, survivors(temp));
+    return report(single, multi, survivors(temp), loserLeftovers(project));
   } finally {
     server?.close();
     await fake?.close();
@@ -75,7 +82,7 @@ function missing() {
 }
 
 /** Tasks `<mode>-0 …` one at a time, so each task's wall time is its own; one record per task. */
-async function runMode(server, project, calls, mode, profiles) {
+async function runMode({ server, project, dataHome, calls }, mode, profiles) {
   const records = [];
   for (let k = 0; k < TASKS; k += 1) {
     const sentAt = Date.now();
@@ -91,15 +98,17 @@ async function runMode(server, project, calls, mode, profiles) {
     await waitUntilEnded(server, id);
     const ms = Date.now() - sentAt;
     const text = await server.call('task_result', { task_id: id });
-    const made = profiles.reduce((sum, name) => sum + (calls.get(`${mode}-${k} ${name}`) ?? 0), 0);
+    const made = (profile) => calls.get(`${mode}-${k} ${profile}`) ?? 0;
     records.push({
       k,
       id,
       ms,
       ...parseResult(text),
-      expectedUsd: made * CALL_USD,
-      expectedPass: profiles.some((name) => passes(k, name)),
+      made,
+      expectedUsd: profiles.reduce((sum, profile) => sum + made(profile) * CALL_USD, 0),
+      expectedPass: profiles.some((profile) => passes(k, profile)),
       answer: branchAnswer(project, text),
+      settleMs: settleMs(dataHome, id),
     });
   }
   return summarize(records);
@@ -113,86 +122,80 @@ async function waitUntilEnded(server, id) {
   }
 }
 
-/** `<id> <state> — verdict: <verdict>` and `cost: $<usd>` from task_result's text. */
-function parseResult(text) {
-  const head = /^t_[a-z0-9]+ (\w+)(?: — verdict: (\w+))?/.exec(text) ?? [];
-  const cost = /^cost: \$([\d.]+)/m.exec(text)?.[1];
-  return { state: head[1] ?? '?', verdict: head[2] ?? '', costUsd: cost ? Number(cost) : NaN };
-}
+const sameUsd = (a, b) => Math.abs(a - b) < 5e-5; // task_result shows 4 decimals
 
-/** answer.txt on the task's branch (named in task_result's merge line), or '' without one. */
-function branchAnswer(project, text) {
-  const branch = /merge --no-ff (\S+)/.exec(text)?.[1];
-  if (!branch) return '';
-  try {
-    return execFileSync('git', ['show', `${branch}:answer.txt`], { cwd: project })
-      .toString()
-      .trim();
-  } catch {
-    return '';
-  }
+/**
+ * Whether the task's cost is right: the fake's calls × price; with attempts, each attempt's line
+ * too, where a stopped attempt may leave its call in flight unbilled (no usage came back).
+ */
+function costIsRight(record) {
+  if (!record.attempts.length) return sameUsd(record.costUsd, record.expectedUsd);
+  const total = record.attempts.reduce((sum, attempt) => sum + attempt.costUsd, 0);
+  return (
+    sameUsd(total, record.costUsd) &&
+    record.attempts.every((attempt) => {
+      const made = record.made(attempt.profile);
+      const billed = Math.round(attempt.costUsd / CALL_USD);
+      const isInFlight = attempt.state === 'cancelled' && billed === made - 1;
+      return sameUsd(attempt.costUsd, billed * CALL_USD) && (billed === made || isInFlight);
+    })
+  );
 }
 
 function summarize(records) {
   const passed = records.filter((record) => record.verdict === 'passed');
   const cost = records.reduce((sum, record) => sum + record.costUsd, 0);
+  const losers = records.flatMap((record) => record.attempts.slice(1));
   return {
     records,
     passed: passed.length,
     expected: records.filter((record) => record.expectedPass).length,
     costPerPassed: cost / passed.length,
     medianS: median(records.map((record) => record.ms)) / 1000,
-    // Shown to 4 decimals in the result text.
-    costWrong: records.filter((record) => Math.abs(record.expectedUsd - record.costUsd) >= 5e-5),
+    settled: records.map((record) => record.settleMs).filter((ms) => ms !== undefined),
+    costWrong: records.filter((record) => !costIsRight(record)),
     verdictWrong: records.filter((record) => (record.verdict === 'passed') !== record.expectedPass),
     branchOk: passed.filter((record) => record.answer === 'ok').length,
+    stopped: losers.filter((attempt) => attempt.state === 'cancelled').length,
+    losers: losers.length,
   };
 }
 
-/**
- * Processes working under `dir` other than the server itself: workers (or their test commands)
- * that outlived their task, as `pid command`.
- */
-function survivors(dir) {
-  const found = [];
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (!readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)) continue;
-      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-      if (!command.includes('dist/server.mjs')) found.push(`${pid} ${command.trim().slice(0, 80)}`);
-    } catch {
-      // Gone already, or not ours to read.
-    }
-  }
-  return found;
-}
-
-/** The ids of wrong records with what was wrong, for the reader to follow up. */
+/** The wrong records with what was wrong, for the reader to follow up. */
 function wrongList(records, show) {
   return records.length ? ` (${records.map(show).join('; ')})` : '';
 }
 
-function report(single, multi, left) {
+function note(single, multi) {
+  const theory = 100 * (1 - (1 - PASS_RATE) ** ATTEMPTS);
+  const error = (p) => (100 * Math.sqrt((p * (1 - p)) / TASKS)).toFixed(1);
+  return (
+    `${TASKS} tasks run alone and ${TASKS} with \`attempts: ${ATTEMPTS}\` (one profile per attempt, ` +
+    `strategy first_pass), one task at a time, through a real \`dist/server.mjs\` against a scripted ` +
+    `fake worker that answers at once and writes passing code with probability ${PASS_RATE} (a seeded ` +
+    `draw per task and profile, seed ${SEED}; task k alone draws as task k’s first attempt), test ` +
+    `\`${TEST_COMMAND}\`, \`tasks.fixRounds: 0\` so one attempt is one try. Each call reports ` +
+    `${USAGE.input} input and ${USAGE.output} output tokens at $${PRICE.inputPerMTok}/` +
+    `$${PRICE.outputPerMTok} per MTok; costs are the product's own \`cost:\` lines. The seeded sample ` +
+    `holds ${single.expected} and ${multi.expected} passable tasks of ${TASKS} (theory ` +
+    `${(100 * PASS_RATE).toFixed(0)} % and ${theory.toFixed(1)} %); one task is ` +
+    `${(100 / TASKS).toFixed(1)} points and the sampling standard error ${error(PASS_RATE)} and ` +
+    `${error(theory / 100)} points, so a rate off theory by that much is the sample, not the product. ` +
+    'Pass rates and verdicts repeat exactly with the seed; costs with attempts and times depend on ' +
+    'how the race runs (a loser stopped before its last call costs less).'
+  );
+}
+
+function report(single, multi, left, leftovers) {
   const theory = 100 * (1 - (1 - PASS_RATE) ** ATTEMPTS);
   const pct = (count) => `${((100 * count) / TASKS).toFixed(1)} % (${count}/${TASKS})`;
   const usd = (value) => `$${value.toFixed(4)}`;
   const both = [...single.records, ...multi.records];
-  const error = (p) => (100 * Math.sqrt((p * (1 - p)) / TASKS)).toFixed(1);
   const costWrong = [...single.costWrong, ...multi.costWrong];
   const verdictWrong = [...single.verdictWrong, ...multi.verdictWrong];
   return {
     title: 'Attempts',
-    note:
-      `${TASKS} tasks run alone and ${TASKS} with \`attempts: ${ATTEMPTS}\` (one profile per attempt), one ` +
-      `task at a time, through a real \`dist/server.mjs\` against a scripted fake worker that writes passing ` +
-      `code with probability ${PASS_RATE} (a seeded draw per task and profile, seed ${SEED}; task k alone ` +
-      `draws as task k’s first attempt), test \`${TEST_COMMAND}\`, \`tasks.fixRounds: 0\` so one attempt is ` +
-      `one try. Each call reports ${USAGE.input} input and ${USAGE.output} output tokens at ` +
-      `$${PRICE.inputPerMTok}/$${PRICE.outputPerMTok} per MTok; the costs are the product's own \`cost:\` ` +
-      `lines. The seeded sample holds ${single.expected} and ${multi.expected} passable tasks of ${TASKS} ` +
-      `(theory ${(100 * PASS_RATE).toFixed(0)} % and ${theory.toFixed(1)} %); with ${TASKS} tasks one task is ` +
-      `${(100 / TASKS).toFixed(1)} points and the sampling standard error ${error(PASS_RATE)} and ` +
-      `${error(theory / 100)} points, so a rate a few points off theory is the sample, not the product.`,
+    note: note(single, multi),
     rows: [
       ['tasks passed, 1 attempt', pct(single.passed), `≈ ${(100 * PASS_RATE).toFixed(0)} %`],
       [
@@ -211,13 +214,23 @@ function report(single, multi, left) {
         '',
       ],
       [
+        'winning attempt ends → task ends (median, from the events)',
+        `${median(multi.settled).toFixed(0)} ms`,
+        '',
+      ],
+      [
+        'losing attempts stopped / ended on their own',
+        `${multi.stopped} / ${multi.losers - multi.stopped}`,
+        '',
+      ],
+      [
         'verdict as the draws predict',
         `${both.length - verdictWrong.length}/${both.length}` +
           wrongList(verdictWrong, (record) => `${record.id} ${record.state}/${record.verdict}`),
         'all',
       ],
       [
-        'reported cost = the fake’s calls × price',
+        'cost = the fake’s calls × price (task and each attempt)',
         `${both.length - costWrong.length}/${both.length}` +
           wrongList(costWrong, (r) => `${r.id} ${usd(r.costUsd)} for ${usd(r.expectedUsd)}`),
         'all',
@@ -228,9 +241,10 @@ function report(single, multi, left) {
         'all',
       ],
       [
-        'worker processes left 2 s after the last task ended',
-        left.length ? `${left.length}: ${left.join('; ')}` : '0',
-        '0',
+        'losers’ branches or worktrees left · processes left 2 s after the last task',
+        `${leftovers.length} · ${left.length}` +
+          (leftovers.length || left.length ? ` (${[...leftovers, ...left].join('; ')})` : ''),
+        '0 · 0',
       ],
     ],
   };
