@@ -58,7 +58,8 @@ export async function benchAttempts(root) {
     const multi = await runMode(world, 'm', PROFILES);
     // Stopped losers get a moment to exit before we count who is left.
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    return report(single, multi, survivors(temp), loserLeftovers(project));
+    const ledger = ledgerTotals(await server.call('usage', { period: 'all' }));
+    return report(single, multi, ledger, survivors(temp), loserLeftovers(project));
   } finally {
     server?.close();
     await fake?.close();
@@ -79,6 +80,13 @@ function missing() {
     note: 'Not measured: this build’s `task_start` has no `attempts` parameter.',
     rows: [],
   };
+}
+
+/** The usage tool's all-time total, and the part it says was raced as attempts (NaN when absent). */
+function ledgerTotals(text) {
+  const all = /^All time: .*?\$([\d.]+)/m.exec(text)?.[1];
+  const raced = /raced as attempts: .*?\$([\d.]+)/.exec(text)?.[1];
+  return { allUsd: Number(all ?? NaN), racedUsd: Number(raced ?? NaN) };
 }
 
 /** Tasks `<mode>-0 …` one at a time, so each task's wall time is its own; one record per task. */
@@ -186,13 +194,14 @@ function note(single, multi) {
   );
 }
 
-function report(single, multi, left, leftovers) {
+function report(single, multi, ledger, left, leftovers) {
   const theory = 100 * (1 - (1 - PASS_RATE) ** ATTEMPTS);
   const pct = (count) => `${((100 * count) / TASKS).toFixed(1)} % (${count}/${TASKS})`;
   const usd = (value) => `$${value.toFixed(4)}`;
   const both = [...single.records, ...multi.records];
   const costWrong = [...single.costWrong, ...multi.costWrong];
   const verdictWrong = [...single.verdictWrong, ...multi.verdictWrong];
+  const total = (records) => records.reduce((sum, record) => sum + record.costUsd, 0);
   return {
     title: 'Attempts',
     note: note(single, multi),
@@ -234,6 +243,12 @@ function report(single, multi, left, leftovers) {
         `${both.length - costWrong.length}/${both.length}` +
           wrongList(costWrong, (r) => `${r.id} ${usd(r.costUsd)} for ${usd(r.expectedUsd)}`),
         'all',
+      ],
+      [
+        '`usage` ledger: all time / raced as attempts, vs the tasks’ cost lines',
+        `${usd(ledger.allUsd)} / ${usd(ledger.racedUsd)} vs ${usd(total(both))} / ${usd(total(multi.records))}` +
+          (sameUsd(ledger.allUsd, total(both)) ? '' : ' — they differ'),
+        'equal',
       ],
       [
         'passed tasks whose branch holds the passing answer',
