@@ -101,6 +101,7 @@ async function runMode({ server, project, dataHome, calls }, mode, profiles) {
         ? { attempts: profiles.length, attempt_profiles: profiles }
         : { profile: profiles[0] }),
     });
+    const startMs = Date.now() - sentAt;
     const id = /t_[a-z0-9]{6}/.exec(started)?.[0];
     if (!id) throw new Error(`task_start gave no task id: ${started}`);
     await waitUntilEnded(server, id);
@@ -111,6 +112,7 @@ async function runMode({ server, project, dataHome, calls }, mode, profiles) {
       k,
       id,
       ms,
+      startMs,
       ...parseResult(text),
       made,
       expectedUsd: profiles.reduce((sum, profile) => sum + made(profile) * CALL_USD, 0),
@@ -124,7 +126,7 @@ async function runMode({ server, project, dataHome, calls }, mode, profiles) {
 
 async function waitUntilEnded(server, id) {
   for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     const line = await server.call('task_status', { task_ids: [id] });
     if (TERMINAL.includes(line.split(/[ :]/)[1])) return;
   }
@@ -160,6 +162,7 @@ function summarize(records) {
     expected: records.filter((record) => record.expectedPass).length,
     costPerPassed: cost / passed.length,
     medianS: median(records.map((record) => record.ms)) / 1000,
+    startMs: median(records.map((record) => record.startMs)),
     settled: records.map((record) => record.settleMs).filter((ms) => ms !== undefined),
     costWrong: records.filter((record) => !costIsRight(record)),
     verdictWrong: records.filter((record) => (record.verdict === 'passed') !== record.expectedPass),
@@ -220,6 +223,11 @@ function report(single, multi, ledger, left, leftovers) {
       [
         `wall time per task, 1 / ${ATTEMPTS} attempts (median)`,
         `${single.medianS.toFixed(1)} s / ${multi.medianS.toFixed(1)} s`,
+        '',
+      ],
+      [
+        `\`task_start\` answers, 1 / ${ATTEMPTS} attempts (median)`,
+        `${single.startMs.toFixed(0)} ms / ${multi.startMs.toFixed(0)} ms`,
         '',
       ],
       [
