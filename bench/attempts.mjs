@@ -193,7 +193,9 @@ function note(single, multi) {
     `${(100 / TASKS).toFixed(1)} points and the sampling standard error ${error(PASS_RATE)} and ` +
     `${error(theory / 100)} points, so a rate off theory by that much is the sample, not the product. ` +
     'Pass rates and verdicts repeat exactly with the seed; costs with attempts and times depend on ' +
-    'how the race runs (a loser stopped before its last call costs less).'
+    'how the race runs: the fake answers at once, so a loser is mostly stopped after its last call ' +
+    '(in its test) and stopping saves little here; with slower models a loser stopped before its ' +
+    'last call costs less. Times are of this machine under its load at the time.'
   );
 }
 
