@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import type { FakeReply, RecordedRequest } from '../helpers/fake-provider.ts';
@@ -59,7 +59,8 @@ const it = taskTest.extend(
   ({ world, provider, server }) =>
     async (
       workers: Record<string, Worker>,
-      config: Record<string, unknown> = {},
+      { profiles, ...config }: Record<string, unknown> = {},
+      env: Record<string, string> = {},
     ): Promise<ServerHandle> => {
       const fake = await provider.start({
         respond: (request) => {
@@ -77,10 +78,13 @@ const it = taskTest.extend(
         ...cost,
       });
       world.writeConfig({
-        profiles: Object.fromEntries(Object.keys(workers).map((name) => [name, profile(name)])),
+        profiles: {
+          ...Object.fromEntries(Object.keys(workers).map((name) => [name, profile(name)])),
+          ...(profiles as object | undefined),
+        },
         ...config,
       });
-      return server.start({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60' });
+      return server.start({ ...world.env, DELEGATE_QUESTION_TIMEOUT_S: '60', ...env });
     },
 );
 
@@ -226,10 +230,7 @@ describe('attempts: several workers race on one task', () => {
     expect(usage).toContain(`  ${id}: ${id}a1 wrong $0.0036, ${id}a2 idle $0.0024`);
   });
 
-  it('a cancel stops every attempt with nothing left running, and keeps the best one’s work', async ({
-    startWith,
-    world,
-  }) => {
+  it('a cancel stops every attempt and leaves nothing running', async ({ startWith, world }) => {
     const handle = await startWith({ a: SLOW, b: SLOW });
     const started = await handle.callText('task_start', {
       task: 'Think',
@@ -249,6 +250,178 @@ describe('attempts: several workers race on one task', () => {
     expect(result).toContain(`${ids[1]} b: cancelled`);
     expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
   });
+
+  it('an attempt whose worker dies ends lost; the others go on and one passing still wins', async ({
+    startWith,
+    world,
+  }) => {
+    let openGate = () => {};
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const handle = await startWith({
+      doomed: SLOW,
+      right: async (turn, request) => {
+        await gate;
+        return RIGHT(turn, request);
+      },
+    });
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempt_profiles: ['doomed', 'right'],
+    });
+    const id = taskIdOf(started.text);
+    await pollTaskStatus(handle, id, /running step [1-9]/);
+    const doomed = JSON.parse(
+      readFileSync(join(world.dataHome, 'jobs', `${id}a1`, 'job.json'), 'utf8'),
+    ) as { worker: { pid: number } };
+    process.kill(-doomed.worker.pid, 'SIGKILL');
+    await pollTaskStatus(handle, id, /2 attempts: 1 lost · 1 running/);
+    openGate();
+    const done = await pollTaskStatus(handle, id, new RegExp(`^${id} (done|failed|cancelled)`));
+    expect(done).toMatch(new RegExp(`^${id} done passed`));
+    const result = (await handle.callText('task_result', { task_id: id })).text;
+    expect(result).toContain(`${id}a2 right: done passed · $0.0000 — won`);
+    expect(result).toMatch(
+      new RegExp(
+        `${id}a1 doomed: lost · \\$0\\.0000 — lost: the worker process \\(pid \\d+\\) died`,
+      ),
+    );
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
+  });
+
+  it('the winner’s worker killed while it settles the task: the next look finishes the settle and nothing is lost', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith({ slow: SLOW, right: RIGHT });
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempt_profiles: ['slow', 'right'],
+    });
+    const id = taskIdOf(started.text);
+    const read = (each: string) =>
+      JSON.parse(readFileSync(join(world.dataHome, 'jobs', each, 'job.json'), 'utf8')) as {
+        state: string;
+        worker?: { pid: number };
+      };
+    // The moment the winner has ended its own attempt, before its settle has ended the task.
+    await waitFor(() => read(`${id}a2`).state === 'done', 30_000, 2);
+    const taskStateAtKill = read(id).state;
+    process.kill(-read(`${id}a2`).worker!.pid, 'SIGKILL');
+    expect(taskStateAtKill).not.toMatch(/done|failed|cancelled/);
+    const done = await pollTaskStatus(handle, id, new RegExp(`^${id} (done|failed|cancelled)`));
+    expect(done).toMatch(new RegExp(`^${id} done passed`));
+    const result = (await handle.callText('task_result', { task_id: id })).text;
+    expect(result).toContain(`${id}a2 right: done passed · $0.0000 — won`);
+    expect(result).toContain(`${id}a1 slow: cancelled`);
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
+    await waitFor(() => processesOf([`${id}a1`, `${id}a2`]).length === 0);
+    expect(
+      git(world.project, 'worktree', 'list', '--porcelain').match(/^worktree /gm),
+    ).toHaveLength(2);
+  });
+
+  it('best_review without a test command: every attempt runs to its end and the one the reviewer passes wins', async ({
+    startWith,
+  }) => {
+    const reviewed: string[] = [];
+    const handle = await startWith(
+      {
+        good: RIGHT,
+        bad: WRONG,
+        rev: (_turn, request) => {
+          const diff = JSON.stringify(request.body);
+          reviewed.push(diff);
+          return diff.includes('a + b')
+            ? { text: 'VERDICT: pass\n- add() adds: met (src/add.js:1)' }
+            : { text: 'VERDICT: fail\n- add() adds: not met, it multiplies (src/add.js:1)' };
+        },
+      },
+      { tasks: { reviewProfile: 'rev' } },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      definition_of_done: 'add(a, b) returns the sum',
+      attempt_profiles: ['bad', 'good'],
+      wait_s: 60,
+    });
+    const id = taskIdOf(started.text);
+    expect(started.text).toContain(`${id} done — verdict: unverified`);
+    expect(started.text).toContain('— pass:');
+    expect(started.text).toContain(`${id}a2 good: done unverified · review pass · $0.0000 — won`);
+    expect(started.text).toContain(
+      `${id}a1 bad: done unverified · review fail · $0.0000 — review fail`,
+    );
+    // Both attempts were reviewed: best_review waits for every attempt.
+    expect(reviewed.length).toBe(2);
+  });
+
+  it('a CLI engine takes part like an API worker: the CLI attempt passes first and wins', async ({
+    startWith,
+    world,
+  }) => {
+    // A stand-in `claude` that fixes add() and reports it the way Claude Code's stream-json does.
+    const bin = join(world.root, 'bin');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'claude'),
+      [
+        '#!/bin/sh',
+        "echo 'exports.add = (a, b) => a + b;' > src/add.js",
+        'printf \'{"type":"result","result":"fixed","total_cost_usd":0.25}\\n\' ',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const handle = await startWith(
+      { slow: SLOW },
+      { sandbox: 'off', profiles: { cc: { format: 'claude-cli', model: 'sonnet' } } },
+      { PATH: `${bin}:${world.env.PATH}` },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempt_profiles: ['slow', 'cc'],
+      wait_s: 60,
+    });
+    const id = taskIdOf(started.text);
+    expect(started.text).toContain(`${id} done — verdict: passed`);
+    expect(started.text).toContain(`${id}a2 cc: done passed · $0.2500 — won`);
+    expect(started.text).toContain(`${id}a1 slow: cancelled`);
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
+    const usage = (await handle.callText('usage', { period: 'today' })).text;
+    // The API attempt's calls (if it made any before it was stopped) are listed beside it.
+    expect(usage).toMatch(new RegExp(`\\n  ${id}: .*${id}a2 cc \\$0\\.2500`));
+  });
+
+  it.for([1, 2])(
+    'a task cancelled while its preflight runs stays cancelled: no worker starts afterwards (%i attempt(s))',
+    async (attempts, { startWith, world, provider }) => {
+      const handle = await startWith({ a: RIGHT, b: RIGHT });
+      const starting = handle.callText('task_start', {
+        task: 'Fix add()',
+        test_command: 'sleep 2; node test.js',
+        ...(attempts > 1 ? { attempt_profiles: ['a', 'b'] } : { profile: 'a' }),
+      });
+      const jobs = join(world.dataHome, 'jobs');
+      // The task's own folder appears once every attempt is placed, before the preflight.
+      await waitFor(() => existsSync(jobs) && readdirSync(jobs).some((id) => id.length === 8));
+      const id = readdirSync(jobs).find((each) => each.length === 8)!;
+      const cancelled = await handle.callText('task_cancel', { task_id: id });
+      expect(cancelled.text).toMatch(new RegExp(`^${id} cancelled`));
+      // The server stays up and the start returns.
+      const startReply = await starting;
+      expect(startReply.isError, startReply.text).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await handle.callText('task_status', { task_ids: [id] })).text).toMatch(
+        new RegExp(`^${id} cancelled`),
+      );
+      expect(provider.started!.requests).toHaveLength(0);
+      const ids = attempts > 1 ? [`${id}a1`, `${id}a2`] : [id];
+      expect(processesOf(ids)).toEqual([]);
+    },
+  );
 
   it.for([
     [{ attempts: 2 }, 'Several attempts need a way to pick the winner'],

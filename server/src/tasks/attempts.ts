@@ -335,7 +335,10 @@ async function takeChosen(
   }
   const branch = `delegate/${task.id}`;
   try {
-    await renameBranch(chosen.repoDir, chosen.branch, branch, chosen.git?.commonDir);
+    // Already renamed by a settle that was stopped before it recorded the end.
+    if (chosen.branch !== branch) {
+      await renameBranch(chosen.repoDir, chosen.branch, branch, chosen.git?.commonDir);
+    }
   } catch (error) {
     return {
       job: where,
@@ -346,7 +349,8 @@ async function takeChosen(
   }
   await updateJob(dataHome, chosen.id, () => ({ branch }));
   const patchPath = join(jobDir(dataHome, task.id), 'patch.diff');
-  if (result.patchPath) copyFileSync(result.patchPath, patchPath);
+  if (!result.patchPath) return { job: { ...where, branch }, result: {} };
+  copyFileSync(result.patchPath, patchPath);
   return {
     job: {
       ...where,

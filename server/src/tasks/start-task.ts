@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
@@ -447,9 +447,15 @@ function lookupAgent(name: string, context: AppContext): AgentDefinition {
   return agent;
 }
 
-/** The worker runs detached in its own process group, so it outlives the server and can be killed whole. */
+/**
+ * The worker runs detached in its own process group, so it outlives the server and can be
+ * killed whole. A task cancelled while it was being prepared gets none; a worker that cannot
+ * start (its directory gone meanwhile) fails the task, never the server.
+ */
 async function spawnWorker(job: JobFile, context: AppContext): Promise<JobFile> {
   if (!context.workerScript) throw new Error('the task worker script is not configured');
+  const current = readJob(context.dataHome, job.id);
+  if (isTerminal(current.state)) return current;
   const log = openSync(join(jobDir(context.dataHome, job.id), 'worker.log'), 'a');
   const child = spawn(process.execPath, [context.workerScript, job.id], {
     cwd: job.workdir,
@@ -462,9 +468,18 @@ async function spawnWorker(job: JobFile, context: AppContext): Promise<JobFile> 
     detached: true,
     stdio: ['ignore', log, log],
   });
+  // The child has its own copy of the log; the server keeps no descriptor per task.
+  closeSync(log);
+  child.on('error', () => undefined);
   child.unref();
   const pid = child.pid;
-  if (pid === undefined) throw new UserError('Could not start the task worker process.');
+  if (pid === undefined) {
+    await finishTask(context.dataHome, job.id, {
+      state: 'failed',
+      error: `the task worker process could not start in ${job.workdir}`,
+    });
+    return readJob(context.dataHome, job.id);
+  }
   return updateJob(context.dataHome, job.id, () => ({
     worker: { pid, startTime: startTimeOf(pid) },
   }));

@@ -7,7 +7,7 @@ import { resolveDataHome } from '../config/paths.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { serverFromSnapshot } from '../profiles/discover-local.ts';
 import { closeSandbox } from '../sandbox/index.ts';
-import { appendEvent, readJob, updateJob } from '../store/job-store.ts';
+import { appendEvent, isTerminal, readJob, updateJob } from '../store/job-store.ts';
 import { currentProcessIdentity } from '../util/process-identity.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { TaskError } from './engines/index.ts';
@@ -32,11 +32,16 @@ async function main(id: string): Promise<void> {
     ...(snapshot ? { discover: () => Promise.resolve(serverFromSnapshot(snapshot)) } : {}),
   };
   const aborter = new AbortController();
-  const job = await updateJob(dataHome, id, () => ({
-    state: 'running',
-    startedAt: new Date().toISOString(),
-    worker: currentProcessIdentity(),
-  }));
+  // A task that ended before its worker came up (cancelled during its preflight) stays ended.
+  const job = await updateJob(dataHome, id, (current) =>
+    isTerminal(current.state)
+      ? undefined
+      : { state: 'running', startedAt: new Date().toISOString(), worker: currentProcessIdentity() },
+  );
+  if (isTerminal(job.state)) {
+    appendEvent(dataHome, id, 'state', `worker not started: the task is already ${job.state}`);
+    return;
+  }
   appendEvent(dataHome, id, 'state', `running (pid ${process.pid})`);
   if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
   const deadline = setTimeout(() => aborter.abort(new Error('hard timeout')), job.timeoutS * 1000);

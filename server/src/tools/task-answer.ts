@@ -39,6 +39,6 @@ export const taskAnswerTool = defineTool({
     const to = targets.map((target) => target.id).join(', ') || job.id;
     return kind === 'answer'
       ? `Answered ${to}; it resumes now.`
-      : `Sent to ${to}; the worker${targets.length > 1 ? 's read' : ' reads'} it at the next step.`;
+      : `Sent to ${to}; the worker${targets.length > 1 ? 's read' : ' reads'} it at ${targets.length > 1 ? 'their' : 'its'} next step.`;
   },
 });

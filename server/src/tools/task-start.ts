@@ -120,7 +120,8 @@ export const taskStartTool = defineTool({
       await new Promise((resolve) => setTimeout(resolve, 200));
       current = await reconcileJob(context.dataHome, readJob(context.dataHome, job.id));
     }
-    if (isTerminal(current.state) && input.wait_s) {
+    // Ended already (within wait_s, at its preflight, or cancelled meanwhile): its result.
+    if (isTerminal(current.state)) {
       return resultText(current, await ensureResult(context.dataHome, current), undefined);
     }
     const preflight = current.preflight
