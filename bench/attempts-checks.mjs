@@ -75,6 +75,19 @@ export function loserLeftovers(project) {
   return [...branches, ...worktrees.map((entry) => entry.split('\n')[0])];
 }
 
+/** USD per task id in the product's ledger (every call of every attempt is a line there). */
+export function ledgerUsdByTask(dataHome) {
+  const usd = new Map();
+  const dir = join(dataHome, 'ledger');
+  for (const file of readdirSync(dir)) {
+    for (const line of readFileSync(join(dir, file), 'utf8').trim().split('\n')) {
+      const record = JSON.parse(line);
+      if (record.taskId) usd.set(record.taskId, (usd.get(record.taskId) ?? 0) + record.costUsd);
+    }
+  }
+  return usd;
+}
+
 function events(dataHome, id) {
   try {
     return readFileSync(join(dataHome, 'jobs', id, 'events.jsonl'), 'utf8')

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   branchAnswer,
+  ledgerUsdByTask,
   loserLeftovers,
   parseResult,
   settleMs,
@@ -108,6 +109,7 @@ async function runMode({ server, project, dataHome, calls }, mode, profiles) {
     const ms = Date.now() - sentAt;
     const text = await server.call('task_result', { task_id: id });
     const made = (profile) => calls.get(`${mode}-${k} ${profile}`) ?? 0;
+    const ledger = ledgerUsdByTask(dataHome);
     records.push({
       k,
       id,
@@ -115,7 +117,7 @@ async function runMode({ server, project, dataHome, calls }, mode, profiles) {
       startMs,
       ...parseResult(text),
       made,
-      expectedUsd: profiles.reduce((sum, profile) => sum + made(profile) * CALL_USD, 0),
+      ledgerUsd: (taskId) => ledger.get(taskId) ?? 0,
       expectedPass: profiles.some((profile) => passes(k, profile)),
       answer: branchAnswer(project, text),
       settleMs: settleMs(dataHome, id),
@@ -135,21 +137,27 @@ async function waitUntilEnded(server, id) {
 const sameUsd = (a, b) => Math.abs(a - b) < 5e-5; // task_result shows 4 decimals
 
 /**
- * Whether the task's cost is right: the fake's calls × price; with attempts, each attempt's line
- * too, where a stopped attempt may leave its call in flight unbilled (no usage came back).
+ * What is wrong with the task's cost, or '': it must be the ledger's records for it (for each
+ * attempt, with the task's the sum of the attempts') and the fake's calls × price, where a stopped
+ * attempt may leave its last call in flight unbilled (no usage came back).
  */
-function costIsRight(record) {
-  if (!record.attempts.length) return sameUsd(record.costUsd, record.expectedUsd);
-  const total = record.attempts.reduce((sum, attempt) => sum + attempt.costUsd, 0);
-  return (
-    sameUsd(total, record.costUsd) &&
-    record.attempts.every((attempt) => {
-      const made = record.made(attempt.profile);
-      const billed = Math.round(attempt.costUsd / CALL_USD);
-      const isInFlight = attempt.state === 'cancelled' && billed === made - 1;
-      return sameUsd(attempt.costUsd, billed * CALL_USD) && (billed === made || isInFlight);
-    })
-  );
+function costProblem(record) {
+  const lines = record.attempts.length
+    ? record.attempts
+    : [{ id: record.id, profile: PROFILES[0], state: record.state, costUsd: record.costUsd }];
+  const total = lines.reduce((sum, line) => sum + line.costUsd, 0);
+  const problems = sameUsd(total, record.costUsd) ? [] : [`${record.id} lines sum to ${total}`];
+  for (const line of lines) {
+    const made = record.made(line.profile);
+    const ledger = record.ledgerUsd(line.id);
+    const billed = Math.round(ledger / CALL_USD);
+    const isInFlight = line.state === 'cancelled' && billed === made - 1;
+    if (!sameUsd(line.costUsd, ledger) || !(billed === made || isInFlight))
+      problems.push(
+        `${line.id} ${line.state}: result $${line.costUsd.toFixed(4)}, ledger $${ledger.toFixed(4)}, ${made} calls`,
+      );
+  }
+  return problems.join('; ');
 }
 
 function summarize(records) {
@@ -164,7 +172,7 @@ function summarize(records) {
     medianS: median(records.map((record) => record.ms)) / 1000,
     startMs: median(records.map((record) => record.startMs)),
     settled: records.map((record) => record.settleMs).filter((ms) => ms !== undefined),
-    costWrong: records.filter((record) => !costIsRight(record)),
+    costWrong: records.filter((record) => costProblem(record)),
     verdictWrong: records.filter((record) => (record.verdict === 'passed') !== record.expectedPass),
     branchOk: passed.filter((record) => record.answer === 'ok').length,
     stopped: losers.filter((attempt) => attempt.state === 'cancelled').length,
@@ -249,9 +257,8 @@ function report(single, multi, ledger, left, leftovers) {
         'all',
       ],
       [
-        'cost = the fake’s calls × price (task and each attempt)',
-        `${both.length - costWrong.length}/${both.length}` +
-          wrongList(costWrong, (r) => `${r.id} ${usd(r.costUsd)} for ${usd(r.expectedUsd)}`),
+        'cost line = the ledger’s records = the fake’s calls × price (task and each attempt)',
+        `${both.length - costWrong.length}/${both.length}` + wrongList(costWrong, costProblem),
         'all',
       ],
       [
