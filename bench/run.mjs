@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchAttempts } from './attempts.mjs';
 import { benchContextSize } from './context-size.mjs';
 import { benchHookTime } from './hook-time.mjs';
 import { benchProviderEngine } from './provider-engine.mjs';
@@ -16,6 +17,7 @@ const BENCHES = [
   benchHookTime,
   benchProviderEngine,
   benchTasks,
+  benchAttempts,
   benchContextSize,
   benchStatusLine,
 ];
