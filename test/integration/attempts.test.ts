@@ -40,6 +40,19 @@ const RIGHT: Worker = (turn) =>
     ? use('write_file', { path: 'src/add.js', content: FIXED_ADD })
     : { text: 'Fixed add().' };
 
+/** RIGHT, held back until `open` is called. */
+function gatedRight(): { open: () => void; worker: Worker } {
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  return {
+    open: () => open(),
+    worker: async (turn, request) => {
+      await gate;
+      return RIGHT(turn, request);
+    },
+  };
+}
+
 /** Keeps working slowly without ever finishing (until it is stopped). */
 const SLOW: Worker = () => ({ ...use('report_progress', { note: 'thinking' }), delayMs: 300 });
 
@@ -95,17 +108,13 @@ describe('attempts: several workers race on one task', () => {
     world,
     provider,
   }) => {
-    let openGate = () => {};
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const right = gatedRight();
     const handle = await startWith({
       wrong: WRONG,
       asker: (turn) =>
         turn === 0 ? use('ask_supervisor', { question: 'Numbers only?' }) : SLOW(turn, undefined!),
       // The passing worker starts once the question was answered.
-      right: async (turn, request) => {
-        await gate;
-        return RIGHT(turn, request);
-      },
+      right: right.worker,
     });
     const started = await handle.callText('task_start', {
       task: 'Fix add() so the test passes',
@@ -137,7 +146,7 @@ describe('attempts: several workers race on one task', () => {
       ),
     );
     expect(await pollTaskStatus(handle, id, /running/)).toMatch(/3 attempts: /);
-    openGate();
+    right.open();
 
     const done = await pollTaskStatus(
       handle,
@@ -262,15 +271,8 @@ describe('attempts: several workers race on one task', () => {
     startWith,
     world,
   }) => {
-    let openGate = () => {};
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
-    const handle = await startWith({
-      doomed: SLOW,
-      right: async (turn, request) => {
-        await gate;
-        return RIGHT(turn, request);
-      },
-    });
+    const right = gatedRight();
+    const handle = await startWith({ doomed: SLOW, right: right.worker });
     const started = await handle.callText('task_start', {
       task: 'Fix add()',
       test_command: 'node test.js',
@@ -283,7 +285,7 @@ describe('attempts: several workers race on one task', () => {
     ) as { worker: { pid: number } };
     process.kill(-doomed.worker.pid, 'SIGKILL');
     await pollTaskStatus(handle, id, /2 attempts: 1 lost · 1 running/);
-    openGate();
+    right.open();
     const done = await pollTaskStatus(handle, id, new RegExp(`^${id} (done|failed|cancelled)`));
     expect(done).toMatch(new RegExp(`^${id} done passed`));
     const result = (await handle.callText('task_result', { task_id: id })).text;

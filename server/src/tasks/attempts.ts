@@ -254,19 +254,28 @@ async function resultOf(dataHome: string, attempt: JobFile): Promise<TaskResultF
   }
 }
 
+/**
+ * Removes an attempt's worktree and its branch, unmerged commits and all (its patch is the
+ * record); nothing to do for one placed nowhere.
+ */
+export async function removeAttemptWorktree(attempt: JobFile): Promise<void> {
+  if (!attempt.repoDir || !attempt.branch || !attempt.worktreePath) return;
+  await removeWorktree({
+    repoDir: attempt.repoDir,
+    ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
+    worktreePath: attempt.worktreePath,
+    branch: attempt.branch,
+    discardBranch: true,
+  });
+}
+
 /** A loser's worktree and branch go; its patch stays in its job folder. */
 async function discardAttempt(dataHome: string, id: string, attempt: JobFile): Promise<void> {
   if (!attempt.repoDir || !attempt.branch || !attempt.worktreePath) return;
   // Tampered git metadata: the worktree stays for inspection, as for any task.
   if (attempt.gitProblems?.tampered.length) return;
   try {
-    await removeWorktree({
-      repoDir: attempt.repoDir,
-      ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
-      worktreePath: attempt.worktreePath,
-      branch: attempt.branch,
-      discardBranch: true,
-    });
+    await removeAttemptWorktree(attempt);
   } catch (error) {
     appendEvent(
       dataHome,
