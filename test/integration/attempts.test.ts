@@ -137,6 +137,15 @@ describe('attempts: several workers race on one task', () => {
     );
     const listed = (await handle.callText('task_status', {})).text.split('\n');
     expect(listed.filter((line) => line.startsWith(id))).toEqual([asking]);
+    // The verbose audit shows each attempt's own line.
+    const progress = (await handle.callText('task_progress', { task_id: id })).text;
+    expect(progress).toContain(
+      `attempts (first_pass; the winner's work lands on branch delegate/${id}):`,
+    );
+    expect(progress).toMatch(
+      new RegExp(`\n  ${ids[1]} needs_input: "Numbers only\\?" .* · asker\n`),
+    );
+    expect(progress).toMatch(new RegExp(`\n  ${ids[2]} running .* · right\n`));
     const answered = await handle.callText('task_answer', { task_id: id, answer: 'Yes.' });
     expect(answered.text).toBe(`Answered ${ids[1]}; it resumes now.`);
     await waitFor(() =>

@@ -17,6 +17,7 @@ import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/jo
 import type { AttemptRef, JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
 import { mergeInstructions, removeWorktree, renameBranch } from './worktree.ts';
+import { statusLine } from './task-format.ts';
 
 /** Attempt `n` (from 1) of task `id`: a plain task id, so every id check and pattern takes it. */
 export function attemptId(id: string, n: number): string {
@@ -391,6 +392,17 @@ export function messageTargets(dataHome: string, task: JobFile): JobFile[] {
   const attempts = (task.attempts ?? []).map((ref: AttemptRef) => readJob(dataHome, ref.id));
   const asking = attempts.find((attempt) => attempt.state === 'needs_input');
   return asking ? [asking] : attempts.filter((attempt) => !isTerminal(attempt.state));
+}
+
+/** Each attempt's status line, with its profile, for task_progress. */
+export function attemptStatusLines(dataHome: string, task: JobFile, now = Date.now()): string[] {
+  return (task.attempts ?? []).map((ref) => {
+    try {
+      return `${statusLine(readJob(dataHome, ref.id), now)} · ${ref.profile}`;
+    } catch (error) {
+      return `${ref.id} ${ref.profile}: ${errorMessage(error)}`;
+    }
+  });
 }
 
 /** Stops every attempt of the task for `why` (a cancel), then settles it. */
