@@ -1,6 +1,6 @@
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { git, tryGit } from './git.ts';
+import { git, type GitOptions } from './git.ts';
 import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
 
 /** Entries looked at when searching a task directory for git metadata; past it, the rest is unchecked. */
@@ -126,23 +126,43 @@ export async function repositoryDamage(
   const options = { repository, timeoutMs: FSCK_TIMEOUT_MS };
   const cwd = recorded.workTree;
   const problems: string[] = [];
-  const branch = (await tryGit(cwd, ['symbolic-ref', '--quiet', 'HEAD'], options))?.trim();
-  const head = await tryGit(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], options);
-  if (recorded.startCommit && !head) {
-    problems.push(`HEAD${branch ? ` (${branch})` : ''} no longer resolves to a commit`);
+  const branch = await check(cwd, ['symbolic-ref', '--quiet', 'HEAD'], options);
+  const head = await check(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], options);
+  if (recorded.startCommit && head === false) {
+    const name = typeof branch === 'string' ? ` (${branch.trim()})` : '';
+    problems.push(`HEAD${name} no longer resolves to a commit`);
   }
-  if ((await tryGit(cwd, ['for-each-ref', '--count=1'], options)) === undefined) {
+  if ((await check(cwd, ['for-each-ref', '--count=1'], options)) === false) {
     problems.push('its refs can no longer be read');
   }
   if (problems.length > 0 || !recorded.startCommit || !isThorough) return problems;
   try {
     await git(cwd, ['fsck', '--connectivity-only', '--no-dangling', '--no-progress'], options);
   } catch (error) {
-    // A check stopped by its time bound proves nothing either way.
-    const isStopped = (error as { cause?: { killed?: boolean } }).cause?.killed === true;
-    if (!isStopped) problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
+    if (!wasStopped(error)) problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
   }
   return problems;
+}
+
+/**
+ * A check's answer: git's output, `false` when git said no, undefined when a signal stopped git
+ * (its time bound, or the task being stopped around it): that proves nothing either way.
+ */
+async function check(
+  cwd: string,
+  args: string[],
+  options: GitOptions,
+): Promise<string | false | undefined> {
+  try {
+    return await git(cwd, args, options);
+  } catch (error) {
+    return wasStopped(error) ? undefined : false;
+  }
+}
+
+function wasStopped(error: unknown): boolean {
+  const cause = (error as { cause?: { killed?: boolean; signal?: string | null } }).cause;
+  return cause?.killed === true || Boolean(cause?.signal);
 }
 
 function lastLines(error: unknown): string {

@@ -46,17 +46,23 @@ async function main(id: string): Promise<void> {
   if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
   const deadline = setTimeout(() => aborter.abort(new Error('hard timeout')), job.timeoutS * 1000);
   // Whoever stops a task (a cancel, another attempt winning, a timeout found on a look) sends
-  // SIGTERM, waits a moment, then SIGKILL, and ends the task itself. In that moment the run
-  // unwinds, so the calls it was billed for reach the ledger and job.json before it goes.
+  // SIGTERM, waits a moment, then SIGKILL, and ends the task itself. While the work runs, that
+  // moment is used to unwind, so the calls it was billed for reach the ledger and job.json
+  // before it goes. Once the worker is ending the task (salvaging with git) it exits at once,
+  // as its git commands do: one SIGKILLed later could leave a lock behind in the repository.
   let isStopped = false;
+  let isEnding = false;
   process.once('SIGTERM', () => {
+    if (isEnding) process.exit(143);
     isStopped = true;
     aborter.abort(new Error('stopped'));
   });
   try {
     const outcome = await runEngine(job, context, aborter.signal);
+    isEnding = true;
     if (!isStopped) await finishTask(dataHome, id, { state: 'done', ...outcome });
   } catch (error) {
+    isEnding = true;
     const timedOut = aborter.signal.aborted;
     if (!isStopped)
       await finishTask(dataHome, id, {
