@@ -14,7 +14,7 @@ import { withFileLock } from '../util/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
-import type { AttemptRef, JobFile } from '../store/job-file.ts';
+import type { JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
 import { mergeInstructions, removeWorktree, renameBranch } from './worktree.ts';
 import { statusLine } from './task-format.ts';
@@ -138,7 +138,7 @@ async function showAttempts(dataHome: string, task: JobFile, attempts: JobFile[]
   const profiles = new Map(task.attempts?.map((ref) => [ref.id, ref.profile]));
   await updateJob(dataHome, task.id, (current) => {
     if (isTerminal(current.state)) return undefined;
-    return {
+    const view: Partial<JobFile> = {
       state: asking ? 'needs_input' : isRunning ? 'running' : current.state,
       question: asking
         ? `[attempt ${asking.id} · ${profiles.get(asking.id)}] ${asking.question ?? ''}`
@@ -149,6 +149,11 @@ async function showAttempts(dataHome: string, task: JobFile, attempts: JobFile[]
       lastEventAt: latest(attempts.map((attempt) => attempt.lastEventAt)) ?? current.lastEventAt,
       ...(current.startedAt ? {} : startedAt(attempts)),
     };
+    // Every look settles: the file is written only when the view moved.
+    const isSame = Object.entries(view).every(
+      ([key, value]) => current[key as keyof JobFile] === value,
+    );
+    return isSame ? undefined : view;
   });
 }
 
@@ -272,7 +277,6 @@ export async function removeAttemptWorktree(attempt: JobFile): Promise<void> {
 
 /** A loser's worktree and branch go; its patch stays in its job folder. */
 async function discardAttempt(dataHome: string, id: string, attempt: JobFile): Promise<void> {
-  if (!attempt.repoDir || !attempt.branch || !attempt.worktreePath) return;
   // Tampered git metadata: the worktree stays for inspection, as for any task.
   if (attempt.gitProblems?.tampered.length) return;
   try {
@@ -360,17 +364,18 @@ async function takeChosen(
     };
   }
   await updateJob(dataHome, chosen.id, () => ({ branch }));
+  const job: Partial<JobFile> = {
+    ...where,
+    branch,
+    worktreePath: chosen.worktreePath,
+    workdir: chosen.workdir,
+    ...(chosen.git ? { git: chosen.git } : {}),
+  };
+  if (!result.patchPath) return { job, result: {} };
   const patchPath = join(jobDir(dataHome, task.id), 'patch.diff');
-  if (!result.patchPath) return { job: { ...where, branch }, result: {} };
   copyFileSync(result.patchPath, patchPath);
   return {
-    job: {
-      ...where,
-      branch,
-      worktreePath: chosen.worktreePath,
-      workdir: chosen.workdir,
-      ...(chosen.git ? { git: chosen.git } : {}),
-    },
+    job,
     result: {
       patchPath,
       mergeHow: mergeInstructions({
@@ -389,7 +394,7 @@ async function takeChosen(
  * steering to every attempt still running.
  */
 export function messageTargets(dataHome: string, task: JobFile): JobFile[] {
-  const attempts = (task.attempts ?? []).map((ref: AttemptRef) => readJob(dataHome, ref.id));
+  const attempts = (task.attempts ?? []).map((ref) => readJob(dataHome, ref.id));
   const asking = attempts.find((attempt) => attempt.state === 'needs_input');
   return asking ? [asking] : attempts.filter((attempt) => !isTerminal(attempt.state));
 }

@@ -16,7 +16,15 @@ export async function reconcileJob(
   now = Date.now(),
 ): Promise<JobFile> {
   if (job.attempts) return reconcileAttempts(dataHome, job, now);
-  if (isTerminal(job.state) || !job.worker) return job;
+  const isEnded = await reconcileWorker(dataHome, job, now);
+  // An attempt that ended here may decide its task.
+  if (isEnded && job.attemptOf) await settleAttempts(dataHome, job.attemptOf);
+  return isEnded ? readJob(dataHome, job.id) : job;
+}
+
+/** Ends the task when its worker died or ran over a limit; whether it did. */
+async function reconcileWorker(dataHome: string, job: JobFile, now: number): Promise<boolean> {
+  if (isTerminal(job.state) || !job.worker) return false;
   let outcome: Outcome | undefined;
   if (!isProcessAlive(job.worker) && job.stopRequested) {
     // Killed by a stop that has not recorded the end yet: it ends as the stop says.
@@ -38,24 +46,24 @@ export async function reconcileJob(
       error: `idle timeout: no activity for ${job.idleTimeoutS} s (${last}profile ${job.profile ?? 'default'}${job.modelAnswered ? `, model ${job.modelAnswered}` : ''})`,
     };
   }
-  if (!outcome) return job;
+  if (!outcome) return false;
   await killTask(job);
   await finishTask(dataHome, job.id, outcome);
-  if (job.attemptOf) await settleAttempts(dataHome, job.attemptOf);
-  return readJob(dataHome, job.id);
+  return true;
 }
 
 /** How long a look at a task waits for a settle of its attempts already in progress elsewhere. */
 const LOOK_WAIT_MS = 2_000;
 
 /**
- * A task run as attempts: each attempt reconciled, then the task settled from them (shown live,
- * or ended when one won or all ended); a settle in progress elsewhere is not waited for long.
+ * A task run as attempts: each attempt's worker checked, then the task settled once from them
+ * (shown live, or ended when one won or all ended); a settle in progress elsewhere is not waited
+ * for long.
  */
 async function reconcileAttempts(dataHome: string, task: JobFile, now: number): Promise<JobFile> {
   if (isTerminal(task.state)) return task;
   for (const attempt of task.attempts ?? []) {
-    await reconcileJob(dataHome, readJob(dataHome, attempt.id), now);
+    await reconcileWorker(dataHome, readJob(dataHome, attempt.id), now);
   }
   await settleAttempts(dataHome, task.id, LOOK_WAIT_MS).catch(() => undefined);
   return readJob(dataHome, task.id);
