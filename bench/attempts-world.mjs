@@ -1,10 +1,10 @@
 // The simulated world of the attempts bench: a project whose test passes iff answer.txt says ok,
 // and fake workers that write ok with a seeded pass rate, priced so the product's ledger has real
 // arithmetic to do.
-import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GIT_IDENTITY } from './lib.mjs';
 
 export const PASS_RATE = 0.4;
 export const SEED = 20261201;
@@ -40,28 +40,6 @@ function draw(seed) {
 export function passes(k, profile) {
   return draw(hash(`${SEED}:${k}:${profile}`)) < PASS_RATE;
 }
-
-/** The test's fake provider, bundled from TypeScript so a plain .mjs bench can use it. */
-export async function loadFakeProvider(root, temp) {
-  const fakeModule = join(temp, 'fake.mjs');
-  await build({
-    absWorkingDir: root,
-    entryPoints: ['test/helpers/fake-provider.ts'],
-    outfile: fakeModule,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    logLevel: 'error',
-  });
-  return (await import(fakeModule)).startFakeProvider;
-}
-
-export const GIT_IDENTITY = {
-  GIT_AUTHOR_NAME: 'b',
-  GIT_AUTHOR_EMAIL: 'b@b',
-  GIT_COMMITTER_NAME: 'b',
-  GIT_COMMITTER_EMAIL: 'b@b',
-};
 
 /** A git repository whose test passes iff answer.txt says ok (it says bad). */
 export function makeProject(project) {

@@ -13,7 +13,6 @@ import {
 } from './attempts-checks.mjs';
 import {
   CALL_USD,
-  GIT_IDENTITY,
   PASS_RATE,
   PRICE,
   PROFILES,
@@ -21,12 +20,11 @@ import {
   TEST_COMMAND,
   USAGE,
   fakeWorker,
-  loadFakeProvider,
   makeProject,
   passes,
   writeConfig,
 } from './attempts-world.mjs';
-import { median, startRawServer, timeToToolsList } from './lib.mjs';
+import { GIT_IDENTITY, loadFakeProvider, median, startRawServer, timeToToolsList } from './lib.mjs';
 
 const TASKS = 30;
 const ATTEMPTS = PROFILES.length;

@@ -1,5 +1,7 @@
 // Shared measuring helpers for the bench scripts.
+import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -91,3 +93,25 @@ export async function startRawServer(script, env, cwd) {
     close: () => child.kill(),
   };
 }
+
+/** The test's fake provider, bundled from TypeScript so a plain .mjs bench can use it. */
+export async function loadFakeProvider(root, temp) {
+  const fakeModule = join(temp, 'fake.mjs');
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['test/helpers/fake-provider.ts'],
+    outfile: fakeModule,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    logLevel: 'error',
+  });
+  return (await import(fakeModule)).startFakeProvider;
+}
+
+export const GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@b',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@b',
+};

@@ -1,11 +1,10 @@
 // Tasks: task_status size per task, time from task_start to the worker's first model request,
 // and the agent loop's overhead per turn against an instant fake provider.
-import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median, startRawServer } from './lib.mjs';
+import { GIT_IDENTITY, loadFakeProvider, median, startRawServer } from './lib.mjs';
 
 const TURNS = 60;
 const TASKS = 10;
@@ -13,27 +12,11 @@ const TASKS = 10;
 export async function benchTasks(root) {
   const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-tasks-'));
   try {
-    const fakeModule = join(temp, 'fake.mjs');
-    await build({
-      absWorkingDir: root,
-      entryPoints: ['test/helpers/fake-provider.ts'],
-      outfile: fakeModule,
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      logLevel: 'error',
-    });
-    const { startFakeProvider } = await import(fakeModule);
+    const startFakeProvider = await loadFakeProvider(root, temp);
     const project = join(temp, 'project');
     mkdirSync(project);
     writeFileSync(join(project, 'README.md'), 'bench\n');
-    const gitEnv = {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'b',
-      GIT_AUTHOR_EMAIL: 'b@b',
-      GIT_COMMITTER_NAME: 'b',
-      GIT_COMMITTER_EMAIL: 'b@b',
-    };
+    const gitEnv = { ...process.env, ...GIT_IDENTITY };
     for (const args of [
       ['init', '-q', '-b', 'main'],
       ['add', '-A'],

@@ -40,6 +40,19 @@ const RIGHT: Worker = (turn) =>
     ? use('write_file', { path: 'src/add.js', content: FIXED_ADD })
     : { text: 'Fixed add().' };
 
+/** RIGHT, held back until `open` is called. */
+function gatedRight(): { open: () => void; worker: Worker } {
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  return {
+    open: () => open(),
+    worker: async (turn, request) => {
+      await gate;
+      return RIGHT(turn, request);
+    },
+  };
+}
+
 /** Keeps working slowly without ever finishing (until it is stopped). */
 const SLOW: Worker = () => ({ ...use('report_progress', { note: 'thinking' }), delayMs: 300 });
 
@@ -95,17 +108,13 @@ describe('attempts: several workers race on one task', () => {
     world,
     provider,
   }) => {
-    let openGate = () => {};
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const right = gatedRight();
     const handle = await startWith({
       wrong: WRONG,
       asker: (turn) =>
         turn === 0 ? use('ask_supervisor', { question: 'Numbers only?' }) : SLOW(turn, undefined!),
       // The passing worker starts once the question was answered.
-      right: async (turn, request) => {
-        await gate;
-        return RIGHT(turn, request);
-      },
+      right: right.worker,
     });
     const started = await handle.callText('task_start', {
       task: 'Fix add() so the test passes',
@@ -128,6 +137,15 @@ describe('attempts: several workers race on one task', () => {
     );
     const listed = (await handle.callText('task_status', {})).text.split('\n');
     expect(listed.filter((line) => line.startsWith(id))).toEqual([asking]);
+    // The verbose audit shows each attempt's own line.
+    const progress = (await handle.callText('task_progress', { task_id: id })).text;
+    expect(progress).toContain(
+      `attempts (first_pass; the winner's work lands on branch delegate/${id}):`,
+    );
+    expect(progress).toMatch(
+      new RegExp(`\n  ${ids[1]} needs_input: "Numbers only\\?" .* · asker\n`),
+    );
+    expect(progress).toMatch(new RegExp(`\n  ${ids[2]} running .* · right\n`));
     const answered = await handle.callText('task_answer', { task_id: id, answer: 'Yes.' });
     expect(answered.text).toBe(`Answered ${ids[1]}; it resumes now.`);
     await waitFor(() =>
@@ -137,7 +155,7 @@ describe('attempts: several workers race on one task', () => {
       ),
     );
     expect(await pollTaskStatus(handle, id, /running/)).toMatch(/3 attempts: /);
-    openGate();
+    right.open();
 
     const done = await pollTaskStatus(
       handle,
@@ -262,15 +280,8 @@ describe('attempts: several workers race on one task', () => {
     startWith,
     world,
   }) => {
-    let openGate = () => {};
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
-    const handle = await startWith({
-      doomed: SLOW,
-      right: async (turn, request) => {
-        await gate;
-        return RIGHT(turn, request);
-      },
-    });
+    const right = gatedRight();
+    const handle = await startWith({ doomed: SLOW, right: right.worker });
     const started = await handle.callText('task_start', {
       task: 'Fix add()',
       test_command: 'node test.js',
@@ -283,7 +294,7 @@ describe('attempts: several workers race on one task', () => {
     ) as { worker: { pid: number } };
     process.kill(-doomed.worker.pid, 'SIGKILL');
     await pollTaskStatus(handle, id, /2 attempts: 1 lost · 1 running/);
-    openGate();
+    right.open();
     const done = await pollTaskStatus(handle, id, new RegExp(`^${id} (done|failed|cancelled)`));
     expect(done).toMatch(new RegExp(`^${id} done passed`));
     const result = (await handle.callText('task_result', { task_id: id })).text;

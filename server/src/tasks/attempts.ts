@@ -17,6 +17,7 @@ import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/jo
 import type { AttemptRef, JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
 import { mergeInstructions, removeWorktree, renameBranch } from './worktree.ts';
+import { statusLine } from './task-format.ts';
 
 /** Attempt `n` (from 1) of task `id`: a plain task id, so every id check and pattern takes it. */
 export function attemptId(id: string, n: number): string {
@@ -254,19 +255,28 @@ async function resultOf(dataHome: string, attempt: JobFile): Promise<TaskResultF
   }
 }
 
+/**
+ * Removes an attempt's worktree and its branch, unmerged commits and all (its patch is the
+ * record); nothing to do for one placed nowhere.
+ */
+export async function removeAttemptWorktree(attempt: JobFile): Promise<void> {
+  if (!attempt.repoDir || !attempt.branch || !attempt.worktreePath) return;
+  await removeWorktree({
+    repoDir: attempt.repoDir,
+    ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
+    worktreePath: attempt.worktreePath,
+    branch: attempt.branch,
+    discardBranch: true,
+  });
+}
+
 /** A loser's worktree and branch go; its patch stays in its job folder. */
 async function discardAttempt(dataHome: string, id: string, attempt: JobFile): Promise<void> {
   if (!attempt.repoDir || !attempt.branch || !attempt.worktreePath) return;
   // Tampered git metadata: the worktree stays for inspection, as for any task.
   if (attempt.gitProblems?.tampered.length) return;
   try {
-    await removeWorktree({
-      repoDir: attempt.repoDir,
-      ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
-      worktreePath: attempt.worktreePath,
-      branch: attempt.branch,
-      discardBranch: true,
-    });
+    await removeAttemptWorktree(attempt);
   } catch (error) {
     appendEvent(
       dataHome,
@@ -382,6 +392,17 @@ export function messageTargets(dataHome: string, task: JobFile): JobFile[] {
   const attempts = (task.attempts ?? []).map((ref: AttemptRef) => readJob(dataHome, ref.id));
   const asking = attempts.find((attempt) => attempt.state === 'needs_input');
   return asking ? [asking] : attempts.filter((attempt) => !isTerminal(attempt.state));
+}
+
+/** Each attempt's status line, with its profile, for task_progress. */
+export function attemptStatusLines(dataHome: string, task: JobFile, now = Date.now()): string[] {
+  return (task.attempts ?? []).map((ref) => {
+    try {
+      return `${statusLine(readJob(dataHome, ref.id), now)} · ${ref.profile}`;
+    } catch (error) {
+      return `${ref.id} ${ref.profile}: ${errorMessage(error)}`;
+    }
+  });
 }
 
 /** Stops every attempt of the task for `why` (a cancel), then settles it. */

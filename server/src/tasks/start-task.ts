@@ -36,8 +36,8 @@ import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
 import { inPlace, makeWorktree } from './task-place.ts';
-import { isGitRepository, removeWorktree } from './worktree.ts';
-import { attemptId, settleAttempts } from './attempts.ts';
+import { isGitRepository } from './worktree.ts';
+import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts';
 import type { JobFile } from '../store/job-file.ts';
 
 export interface StartTaskInput {
@@ -267,15 +267,7 @@ async function startAttempts(
 /** The worktrees and folders of attempts made before a start was refused. */
 async function removeAttempts(dataHome: string, attempts: JobFile[]): Promise<void> {
   for (const attempt of attempts) {
-    if (attempt.repoDir && attempt.branch && attempt.worktreePath) {
-      await removeWorktree({
-        repoDir: attempt.repoDir,
-        ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
-        worktreePath: attempt.worktreePath,
-        branch: attempt.branch,
-        discardBranch: true,
-      }).catch(() => undefined);
-    }
+    await removeAttemptWorktree(attempt).catch(() => undefined);
     rmSync(jobDir(dataHome, attempt.id), { recursive: true, force: true });
   }
 }

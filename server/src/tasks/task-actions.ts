@@ -15,7 +15,7 @@ import {
   readJob,
   updateJob,
 } from '../store/job-store.ts';
-import { settleAttempts, stopAttempts } from './attempts.ts';
+import { removeAttemptWorktree, settleAttempts, stopAttempts } from './attempts.ts';
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
@@ -154,19 +154,8 @@ function cleanDamagedJob(
 async function cleanAttempts(dataHome: string, job: JobFile): Promise<void> {
   for (const ref of job.attempts ?? []) {
     const attempt = tryReadJob(dataHome, ref.id);
-    if (
-      attempt?.repoDir &&
-      attempt.branch &&
-      attempt.worktreePath &&
-      attempt.branch !== job.branch
-    ) {
-      await removeWorktree({
-        repoDir: attempt.repoDir,
-        ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
-        worktreePath: attempt.worktreePath,
-        branch: attempt.branch,
-        discardBranch: true,
-      }).catch(() => undefined);
+    if (attempt && attempt.branch !== job.branch) {
+      await removeAttemptWorktree(attempt).catch(() => undefined);
     }
     rmSync(jobDir(dataHome, ref.id), { recursive: true, force: true });
   }

@@ -28,7 +28,7 @@ export { postMessage } from '../store/mailbox.ts';
 export { killTask, reconcileJob } from '../tasks/reconcile.ts';
 export { startTask } from '../tasks/start-task.ts';
 export { cancelTask, cleanupTasks, reviewTask } from '../tasks/task-actions.ts';
-export { messageTargets } from '../tasks/attempts.ts';
+export { attemptStatusLines, messageTargets } from '../tasks/attempts.ts';
 export { resultText, sandboxLine, statusLine } from '../tasks/task-format.ts';
 export { getTask, projectTasks, taskStatusText } from '../tasks/task-queries.ts';
 export { removeWorktree } from '../tasks/worktree.ts';

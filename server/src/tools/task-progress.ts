@@ -21,7 +21,7 @@ export const taskProgressTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, { context, services }) => {
-    const { getTask, readEvents, sandboxLine, statusLine } = services;
+    const { attemptStatusLines, getTask, readEvents, sandboxLine, statusLine } = services;
     const job = await getTask(context.dataHome, input.task_id);
     const now = Date.now();
     const seconds = (iso?: string) => (iso ? Math.round((now - Date.parse(iso)) / 1000) : 0);
@@ -29,7 +29,14 @@ export const taskProgressTool = defineTool({
     return [
       statusLine(job, now),
       `elapsed: ${seconds(job.startedAt ?? job.createdAt)} s · last activity ${seconds(job.lastEventAt)} s ago · cost so far $${job.costUsd.toFixed(4)}`,
-      `model: ${job.modelAnswered ?? job.profile ?? '?'} · turns ${job.step}/${job.maxTurns} · ${job.isolation === 'worktree' ? `branch ${job.branch}` : job.workdir}`,
+      ...(job.attempts
+        ? [
+            `attempts (${job.attemptStrategy}; the winner's work lands on branch delegate/${job.id}):`,
+            ...attemptStatusLines(context.dataHome, job, now).map((line) => `  ${line}`),
+          ]
+        : [
+            `model: ${job.modelAnswered ?? job.profile ?? '?'} · turns ${job.step}/${job.maxTurns} · ${job.isolation === 'worktree' ? `branch ${job.branch}` : job.workdir}`,
+          ]),
       `files touched: ${job.filesTouched.length ? job.filesTouched.join(', ') : 'none yet'}`,
       sandboxLine(job),
       'recent activity:',
