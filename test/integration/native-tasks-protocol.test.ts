@@ -331,4 +331,30 @@ describe('one server, both protocol eras', () => {
     const bad = await server.modern('tools/call', { name: 'task_start', arguments: { task: '' } });
     expect(bad.result).toMatchObject({ resultType: 'complete', isError: true });
   });
+  it('provider_key on a modern connection: no form (no server-to-client requests there), the no-form text instead', async ({
+    raw,
+    world,
+  }) => {
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
+    });
+    const server = raw();
+    // Even when the request declares form elicitation, as Claude Code's do.
+    const answer = await server.request('tools/call', {
+      name: 'provider_key',
+      arguments: { profile: 'w' },
+      _meta: {
+        ...modernMeta(true),
+        'io.modelcontextprotocol/clientCapabilities': {
+          elicitation: { form: {} },
+          extensions: { [TASKS]: {} },
+        },
+      },
+    });
+    expect(answer.result).toMatchObject({ resultType: 'complete', isError: true });
+    expect(answer.result!.content![0]!.text).toContain(
+      'This client cannot ask the user for input (no MCP elicitation)',
+    );
+    expect(server.lines.some((line) => line.includes('elicitation/create'))).toBe(false);
+  });
 });
