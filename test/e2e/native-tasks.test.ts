@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runClaude } from '../helpers/claude-cli.ts';
 import { startInteractiveClaude, type InteractiveClaude } from '../helpers/claude-interactive.ts';
 import {
   byAssistantTurn,
@@ -171,5 +172,38 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
     await waitFor(() => liveProcesses(({ group }) => group === pid).length === 0, scaledMs(10_000));
     // The model is told the stop went out (Claude Code's own words, 2.1.328).
     await waitFor(() => sentToModel().includes('is stopped'), 30_000, 100);
+  });
+});
+
+describe('where Claude Code declines native tasks: the plain task_start', () => {
+  it('headless -p (2.1.328 declares no tasks extension there): task_start answers with its text', async () => {
+    worker = await startFakeProvider({ respond: () => ({ text: 'Nothing to change.' }) });
+    writeWorkerConfig(worker);
+    supervisor = await startFakeProvider({
+      respond: byAssistantTurn([
+        {
+          toolUses: [
+            { name: toolName('task_start'), input: { task: 'Look around', isolation: 'none' } },
+          ],
+        },
+        { text: 'Started.' },
+      ]),
+    });
+    const run = await runClaude({
+      prompt: 'Delegate a look around',
+      cwd: world.project,
+      home: world.home,
+      baseUrl: supervisor.url,
+      pluginDir: REPO_ROOT,
+      allowedTools: [toolName('task_start')],
+      env: {
+        DELEGATE_HOME: world.dataHome,
+        DELEGATE_DISCOVERY_URLS_FOR_TEST: world.env.DELEGATE_DISCOVERY_URLS_FOR_TEST!,
+      },
+      timeoutMs: 90_000,
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(sentToModel()).toMatch(/t_[a-z0-9]{6} (queued|running|done)[^"]*poll: task_status t_/);
+    expect(sentToModel()).not.toContain('started server-side task');
   });
 });
