@@ -307,6 +307,32 @@ describe('one server, both protocol eras', () => {
     });
   });
 
+  it('a task outlives the server that started it: a new server answers tasks/get and tasks/cancel for it', async ({
+    raw,
+    world,
+    provider,
+  }) => {
+    const fake = await provider.start({ respond: () => ({ kind: 'hang' }) });
+    world.writeConfig({
+      profiles: {
+        w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+      },
+    });
+    const first = raw();
+    const started = await first.modern('tools/call', {
+      name: 'task_start',
+      arguments: { task: 'Think forever', isolation: 'none' },
+    });
+    const taskId = started.result!.taskId as string;
+    await pollTask(first, taskId, () => fake.requests.length > 0);
+    first.child.stdin.end();
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    const second = raw();
+    expect((await second.modern('tasks/get', { taskId })).result?.status).toBe('working');
+    await second.modern('tasks/cancel', { taskId });
+    expect((await second.modern('tasks/get', { taskId })).result?.status).toBe('cancelled');
+  });
+
   it('a modern client without the tasks extension gets task_start as today: a text result', async ({
     raw,
     world,
