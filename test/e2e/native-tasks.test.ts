@@ -158,6 +158,11 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
     expect(notified).toContain('<status>completed</status>');
     expect(notified).toContain(`${id} done — verdict: passed`);
     expect(JSON.stringify(worker.requests[1]!.body.messages)).toContain('Numbers only.');
+    await settle(3_000);
+    const monitorLines = sentToModel().match(/\[delegate\] task t_[a-z0-9]{6}[^<"\\]*/g) ?? [];
+    console.info(
+      `monitor lines the model got beside the native task: ${JSON.stringify([...new Set(monitorLines)])}`,
+    );
   });
 
   it('TaskStop from the model cancels the job, with no worker process left', async () => {

@@ -201,6 +201,9 @@ describe('one server, both protocol eras', () => {
     ]!.modelImmediateResponse;
     expect(note).toContain(taskId);
     expect(note).toContain('preflight: node test.js → exit 1');
+    // Marked native: the monitor leaves it to Claude Code.
+    const jobFile = join(world.dataHome, 'jobs', taskId, 'job.json');
+    expect(JSON.parse(readFileSync(jobFile, 'utf8'))).toMatchObject({ nativeTask: true });
 
     const asking = await pollTask(server, taskId, (result) => result.status === 'input_required');
     const requests = asking.inputRequests as Record<
@@ -353,6 +356,10 @@ describe('one server, both protocol eras', () => {
     expect(started.result?.resultType).toBe('complete');
     expect(started.result).not.toHaveProperty('taskId');
     expect(started.result!.content![0]!.text).toMatch(/^t_[a-z0-9]{6} /);
+    const id = /^t_[a-z0-9]{6}/.exec(started.result!.content![0]!.text)![0];
+    expect(
+      JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8')),
+    ).not.toHaveProperty('nativeTask');
     // Bad arguments with the extension: today's validation error, not a task.
     const bad = await server.modern('tools/call', { name: 'task_start', arguments: { task: '' } });
     expect(bad.result).toMatchObject({ resultType: 'complete', isError: true });

@@ -94,7 +94,11 @@ export function createTaskDoor({
     async start(input, call) {
       checkNoNulBytes('task_start', input);
       const loaded = await services();
-      const { job, text } = await runTaskStart(input, { context, services: loaded, call });
+      const { job, text } = await runTaskStart(
+        input,
+        { context, services: loaded, call },
+        { nativeTask: true },
+      );
       return { task: await describe(loaded, await loaded.getTask(dataHome, job.id)), text };
     },
     async get(taskId) {

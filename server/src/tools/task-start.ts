@@ -104,6 +104,7 @@ export type TaskStartInput = z.infer<z.ZodObject<typeof TASK_START_INPUT>>;
 export async function runTaskStart(
   input: TaskStartInput,
   { context, services, call }: ToolRun,
+  options: { nativeTask?: boolean } = {},
 ): Promise<{ job: JobFile; text: string }> {
   if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
   for (const profile of input.attempt_profiles ?? [])
@@ -127,6 +128,7 @@ export async function runTaskStart(
       ...(input.attempts !== undefined ? { attempts: input.attempts } : {}),
       ...(input.attempt_profiles ? { attemptProfiles: input.attempt_profiles } : {}),
       ...(input.attempt_strategy ? { attemptStrategy: input.attempt_strategy } : {}),
+      ...(options.nativeTask ? { nativeTask: true } : {}),
     },
     context,
   );
