@@ -86,7 +86,10 @@ function supervise(stop: boolean) {
   };
 }
 
-async function startSession(stop: boolean): Promise<InteractiveClaude> {
+async function startSession(
+  stop: boolean,
+  extraEnv: Record<string, string> = {},
+): Promise<InteractiveClaude> {
   supervisor = await startFakeProvider({ respond: supervise(stop) });
   const started = await startInteractiveClaude({
     cwd: world.project,
@@ -101,6 +104,7 @@ async function startSession(stop: boolean): Promise<InteractiveClaude> {
       DELEGATE_QUESTION_TIMEOUT_S: '120',
       // The monitor looks for a task every second, not every 15 s.
       DELEGATE_MONITOR_IDLE_S_FOR_TEST: '1',
+      ...extraEnv,
     },
   });
   session = started;
@@ -182,6 +186,26 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
 });
 
 describe('where Claude Code declines native tasks: the plain task_start', () => {
+  const declines: Array<[string, Record<string, string>]> = [
+    [
+      'CLAUDE_CODE_DISABLE_MCP_TASKS=1 (no tasks extension declared)',
+      { CLAUDE_CODE_DISABLE_MCP_TASKS: '1' },
+    ],
+    [
+      'MCP_PROTOCOL_NEGOTIATION=legacy (initialize, protocol 2025-11-25)',
+      { MCP_PROTOCOL_NEGOTIATION: 'legacy' },
+    ],
+  ];
+  for (const [condition, env] of declines) {
+    it(`interactive with ${condition}: task_start answers with its text`, async () => {
+      worker = await startFakeProvider({ respond: () => ({ text: 'Nothing to change.' }) });
+      writeWorkerConfig(worker);
+      await startSession(false, env);
+      await waitFor(() => /poll: task_status t_[a-z0-9]{6}/.test(sentToModel()), 60_000, 100);
+      expect(sentToModel()).not.toContain('started server-side task');
+    });
+  }
+
   it('headless -p (2.1.328 declares no tasks extension there): task_start answers with its text', async () => {
     worker = await startFakeProvider({ respond: () => ({ text: 'Nothing to change.' }) });
     writeWorkerConfig(worker);
