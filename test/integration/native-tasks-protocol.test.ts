@@ -310,6 +310,59 @@ describe('one server, both protocol eras', () => {
     });
   });
 
+  it("a task run as attempts: the asking attempt's question is the form, its answer reaches that attempt, the winner's result completes the task", async ({
+    raw,
+    world,
+    provider,
+  }) => {
+    const turns = (request: { body: { messages?: Array<{ role?: string }> } }) =>
+      (request.body.messages ?? []).filter((message) => message.role === 'assistant').length;
+    const fake = await provider.start({
+      respond: (request) => {
+        const turn = turns(request);
+        if (request.body.model === 'slow')
+          return { ...use('report_progress', { note: 'thinking' }), delayMs: 300 };
+        if (turn === 0) return use('ask_supervisor', { question: 'Numbers only?' });
+        if (turn === 1) return use('write_file', { path: 'src/add.js', content: FIXED_ADD });
+        return { text: 'Fixed add().' };
+      },
+    });
+    const profile = (model: string) => ({
+      format: 'openai',
+      baseUrl: fake.openaiBaseUrl,
+      model,
+      local: true,
+    });
+    world.writeConfig({ profiles: { asker: profile('asker'), slow: profile('slow') } });
+    const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
+    const started = await server.modern('tools/call', {
+      name: 'task_start',
+      arguments: {
+        task: 'Fix add()',
+        test_command: 'node test.js',
+        attempts: 2,
+        attempt_profiles: ['asker', 'slow'],
+      },
+    });
+    const taskId = started.result!.taskId as string;
+    expect(started.result!.resultType).toBe('task');
+    const asking = await pollTask(server, taskId, (result) => result.status === 'input_required');
+    const requests = asking.inputRequests as Record<string, { params: { message: string } }>;
+    expect(Object.keys(requests)).toEqual([`${taskId}a1.q1`]);
+    expect(requests[`${taskId}a1.q1`]!.params.message).toContain('Numbers only?');
+    await server.modern('tasks/update', {
+      taskId,
+      inputResponses: { [`${taskId}a1.q1`]: { action: 'accept', content: { answer: 'Yes.' } } },
+    });
+    const completed = await pollTask(server, taskId, (result) => result.status === 'completed');
+    const text = (completed.result as { content: Array<{ text: string }> }).content[0]!.text;
+    expect(text).toContain(`${taskId} done — verdict: passed`);
+    const answered = fake.requests.find(
+      (request) => request.body.model === 'asker' && turns(request) === 1,
+    );
+    expect(JSON.stringify(answered!.body.messages)).toContain('Yes.');
+  });
+
   it('a task outlives the server that started it: a new server answers tasks/get and tasks/cancel for it', async ({
     raw,
     world,

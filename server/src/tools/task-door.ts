@@ -209,7 +209,8 @@ export function createTaskDoor({
       else if (event.type === 'answered') answered = true;
     }
     if (asked === 0 || answered) return undefined;
-    return { key: `${asking.id}.q${asked}`, text: asking.question ?? job.question ?? '', targets };
+    // A task run as attempts shows the question tagged with the attempt that asks it.
+    return { key: `${asking.id}.q${asked}`, text: job.question ?? asking.question ?? '', targets };
   }
 }
 
