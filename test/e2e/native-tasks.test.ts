@@ -170,6 +170,31 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
     expect(sentToModel()).not.toMatch(/\[delegate\] task t_/);
   });
 
+  it('Decline in the form: the worker is told to go on alone, and the task still completes', async () => {
+    worker = await startFakeProvider({
+      respond: byAssistantTurn([
+        {
+          toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
+        },
+        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
+        { text: 'Fixed add().' },
+      ]),
+    });
+    writeWorkerConfig(worker);
+    const claude = await startSession(false);
+    await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
+    // Down to the buttons, right to Decline, Enter (measured on 2.1.328).
+    claude.type('\u001b[B');
+    await settle(500);
+    claude.type('\u001b[C');
+    await settle(500);
+    claude.type('\r');
+    await waitFor(() => sentToModel().includes('<status>completed</status>'), 90_000, 200);
+    expect(JSON.stringify(worker.requests[1]!.body.messages)).toContain(
+      'The user declined to answer; proceed on your own judgement.',
+    );
+  });
+
   it('TaskStop from the model cancels the job, with no worker process left', async () => {
     worker = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
     writeWorkerConfig(worker);
