@@ -2,7 +2,9 @@ import { fileURLToPath } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { resolveDataHome, resolveProjectDir } from './config/paths.ts';
 import { resolvePluginRoot } from './config/plugin-root.ts';
-import { createServer } from './server.ts';
+import { dualEraTransport } from './dual-era.ts';
+import { createServer, INSTRUCTIONS, once } from './server.ts';
+import { createTaskDoor } from './tools/task-door.ts';
 import { TOOLS } from './tools/registry.ts';
 import { VERSION } from './util/version.ts';
 
@@ -10,22 +12,29 @@ import { VERSION } from './util/version.ts';
 async function main(): Promise<void> {
   const env = process.env;
   const log = (message: string) => process.stderr.write(`[delegate] ${message}\n`);
-  const server = createServer({
-    context: {
-      env,
-      projectDir: resolveProjectDir(env, process.cwd()),
-      dataHome: resolveDataHome(env),
-      now: () => new Date(),
-      pluginRoot: resolvePluginRoot(env, import.meta.url),
-      workerScript: fileURLToPath(new URL('./task-worker.mjs', import.meta.url)),
-      learned: new Map(),
-    },
-    tools: TOOLS,
-    loadServices: () => import('./tools/services.ts'),
-    version: VERSION,
+  const context = {
+    env,
+    projectDir: resolveProjectDir(env, process.cwd()),
+    dataHome: resolveDataHome(env),
+    now: () => new Date(),
+    pluginRoot: resolvePluginRoot(env, import.meta.url),
+    workerScript: fileURLToPath(new URL('./task-worker.mjs', import.meta.url)),
+    learned: new Map(),
+  };
+  const loadServices = once(() => import('./tools/services.ts'));
+  const server = createServer({ context, tools: TOOLS, loadServices, version: VERSION, log });
+  // Both protocol eras: legacy clients reach the SDK unchanged, modern ones get native tasks.
+  const transport = dualEraTransport(new StdioServerTransport(), {
+    context,
     log,
+    version: VERSION,
+    instructions: INSTRUCTIONS,
+    door: createTaskDoor({
+      context,
+      services: loadServices,
+      pollIntervalMs: pollInterval(env.DELEGATE_TASK_POLL_MS),
+    }),
   });
-  const transport = new StdioServerTransport();
   let closing = false;
   const shutdown = () => {
     if (closing) return;
@@ -38,6 +47,12 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
   await server.connect(transport);
+}
+
+/** Claude Code's poll period for native tasks: 2 s, or the env's value (tests poll faster). */
+function pollInterval(value: string | undefined): number {
+  const ms = Number(value);
+  return Number.isInteger(ms) && ms > 0 ? ms : 2000;
 }
 
 main().catch((error: unknown) => {

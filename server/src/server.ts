@@ -19,7 +19,7 @@ import { UserError } from './util/user-error.ts';
 
 export const SERVER_NAME = 'delegate-workers';
 
-const INSTRUCTIONS =
+export const INSTRUCTIONS =
   'Hands work to cheaper, faster or private worker models. Instead of reading a big file ' +
   '(logs, dumps, generated code) into your context, call delegate with files: the server reads ' +
   'them from disk and you get only the answer. Call providers to see the workers.';
@@ -66,7 +66,7 @@ export function createServer(dependencies: ServerDependencies): McpServer {
 }
 
 /** `load`, run at the first call only; a failed load is tried again at the next. */
-function once<T>(load: () => Promise<T>): () => Promise<T> {
+export function once<T>(load: () => Promise<T>): () => Promise<T> {
   let loading: Promise<T> | undefined;
   return () => {
     loading ??= load().catch((error: unknown) => {
@@ -134,20 +134,37 @@ function userQuestions(server: McpServer, extra: ToolExtra): Pick<ToolCall, 'ask
 async function runTool(
   tool: ToolDefinition,
   input: unknown,
-  { context, log }: ServerDependencies,
+  dependencies: ServerDependencies,
   services: () => Promise<Services>,
   call: ToolCall,
 ): Promise<CallToolResult> {
+  const { context } = dependencies;
+  return guardTool(
+    tool.name,
+    async () => tool.handler(input as never, { context, services: await services(), call }),
+    dependencies,
+  );
+}
+
+/**
+ * A tool's text as its MCP result, and what it throws as an error result: the caller's
+ * mistakes and file-system problems in words, anything else as an internal error logged to
+ * stderr. The native-task door runs task_start through it too, so its errors read the same.
+ */
+export async function guardTool(
+  name: string,
+  work: () => Promise<string>,
+  { context, log }: Pick<ServerDependencies, 'context' | 'log'>,
+): Promise<CallToolResult> {
   try {
-    const text = await tool.handler(input as never, { context, services: await services(), call });
-    return { content: [{ type: 'text', text }] };
+    return { content: [{ type: 'text', text: await work() }] };
   } catch (error) {
     if (error instanceof UserError) return errorResult(error.message);
     const fileProblem = describeFileSystemError(error, context.dataHome);
     if (fileProblem) return errorResult(fileProblem);
-    log(`${tool.name} failed unexpectedly: ${(error as Error).stack ?? String(error)}`);
+    log(`${name} failed unexpectedly: ${(error as Error).stack ?? String(error)}`);
     return errorResult(
-      `${tool.name} failed with an internal error: ${(error as Error).message}. ` +
+      `${name} failed with an internal error: ${(error as Error).message}. ` +
         'This is a bug in delegate; the details are in the server log (stderr).',
     );
   }

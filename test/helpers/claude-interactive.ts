@@ -12,6 +12,8 @@ const FAKE_API_KEY = 'sk-ant-fake-supervisor-interactive-0123456789';
 export interface InteractiveClaude {
   /** Everything the CLI drew, ANSI sequences included. */
   screen(): string;
+  /** Keys typed into the terminal (`\r` is Enter). */
+  type(keys: string): void;
   stop(): void;
 }
 
@@ -21,6 +23,8 @@ export async function startInteractiveClaude(options: {
   baseUrl: string;
   pluginDir: string;
   env?: Record<string, string>;
+  /** More command-line arguments (e.g. `--allowedTools …`), each quoted for the shell. */
+  args?: string[];
 }): Promise<InteractiveClaude> {
   writeFileSync(
     join(options.home, '.claude.json'),
@@ -36,7 +40,16 @@ export async function startInteractiveClaude(options: {
   const binary = await claudeBinary();
   const child = spawn(
     'script',
-    ['-qfec', `'${binary}' --plugin-dir '${options.pluginDir}'`, '/dev/null'],
+    [
+      '-qfec',
+      [
+        `'${binary}'`,
+        '--plugin-dir',
+        `'${options.pluginDir}'`,
+        ...(options.args ?? []).map((arg) => `'${arg}'`),
+      ].join(' '),
+      '/dev/null',
+    ],
     {
       cwd: options.cwd,
       detached: true,
@@ -66,6 +79,7 @@ export async function startInteractiveClaude(options: {
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (screen += chunk));
   return {
     screen: () => screen,
+    type: (keys) => child.stdin.write(keys),
     stop: () => {
       try {
         process.kill(-child.pid!, 'SIGKILL');

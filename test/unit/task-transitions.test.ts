@@ -17,6 +17,14 @@ const job = (fields: Partial<WatchedJob> & { id: string }): WatchedJob => ({
 });
 
 describe('monitor announcements', () => {
+  it('says nothing of a native task: Claude Code shows its question and reports its end itself', () => {
+    const jobs = [
+      job({ id: 't_n', state: 'needs_input', question: 'Q?', nativeTask: true }),
+      job({ id: 't_m', state: 'done', endedAt: recent, nativeTask: true }),
+    ];
+    expect(decideAnnouncements(jobs, {}, NOW).lines).toEqual([]);
+  });
+
   it('announces a question and an end once, and forgets a question once the task runs again', () => {
     const asking = job({ id: 't_a', state: 'needs_input', question: 'Q?' });
     const first = decideAnnouncements([asking], {}, NOW);

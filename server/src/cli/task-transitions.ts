@@ -28,7 +28,8 @@ export function announcementKey(job: WatchedJob): string | undefined {
 
 /**
  * The lines to print for this project's jobs, and the record to keep. Cancelled tasks (the
- * supervisor cancelled them) and reviewed ones (it has read the result) get no line.
+ * supervisor cancelled them), reviewed ones (it has read the result) and native tasks (Claude
+ * Code reports those itself) get no line.
  */
 export function decideAnnouncements(
   jobs: readonly WatchedJob[],
@@ -46,7 +47,7 @@ export function decideAnnouncements(
     if (record[job.id] === key) continue;
     const changedAt = Date.parse(job.endedAt ?? job.updatedAt ?? '');
     const isOld = !Number.isNaN(changedAt) && nowMs - changedAt > ANNOUNCE_WINDOW_MS;
-    if (job.state === 'cancelled' || job.reviewedAt || isOld) continue;
+    if (job.state === 'cancelled' || job.reviewedAt || job.nativeTask === true || isOld) continue;
     lines.push(transitionLine(job, filesChanged(job)));
   }
   return { lines, record: next };

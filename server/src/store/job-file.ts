@@ -35,6 +35,11 @@ export interface JobSummary {
   reviewedAt?: string;
   /** Set on each attempt of a task run as several: the task it is an attempt of (never listed alone). */
   attemptOf?: string;
+  /**
+   * Started as an MCP native task (the tasks extension): the client polls it, shows its question
+   * as a form and tells its model when it ends, so the monitor announces nothing for it.
+   */
+  nativeTask?: boolean;
 }
 
 /**

@@ -59,6 +59,8 @@ export interface StartTaskInput {
   /** The profile of each attempt (default: the configured `tasks.attemptProfiles`, else `profile`). */
   attemptProfiles?: string[];
   attemptStrategy?: AttemptStrategy;
+  /** Started as an MCP native task (see `JobSummary.nativeTask`). */
+  nativeTask?: boolean;
 }
 
 /** At most this many attempts race on one task. */
@@ -336,6 +338,7 @@ function queuedJob(
     project,
     state: 'queued',
     task: input.task,
+    ...(input.nativeTask ? { nativeTask: true } : {}),
     createdAt: now,
     updatedAt: now,
     lastEventAt: now,

@@ -73,15 +73,20 @@ export function defineTool<Shape extends z.ZodRawShape>(
   return {
     ...tool,
     handler: (input, run) => {
-      const where = nulBytePath(input, '');
-      if (where !== undefined) {
-        throw new UserError(
-          `${where || 'an argument'} contains a NUL byte (\\0), which no path, command or name may hold. Remove it and call ${tool.name} again.`,
-        );
-      }
+      checkNoNulBytes(tool.name, input);
       return tool.handler(input, run);
     },
   };
+}
+
+/** Refuses arguments holding a NUL byte (what every tool's handler checks first). */
+export function checkNoNulBytes(toolName: string, input: unknown): void {
+  const where = nulBytePath(input, '');
+  if (where !== undefined) {
+    throw new UserError(
+      `${where || 'an argument'} contains a NUL byte (\\0), which no path, command or name may hold. Remove it and call ${toolName} again.`,
+    );
+  }
 }
 
 /** The argument path (`jobs[0].write_to`) of the first string holding a NUL byte, if any. */

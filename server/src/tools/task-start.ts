@@ -2,7 +2,86 @@ import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
 import { RUNS_WORKERS } from './annotations.ts';
-import { checkProfileArgument, defineTool } from './define-tool.ts';
+import { checkProfileArgument, defineTool, type ToolRun } from './define-tool.ts';
+import type { JobFile } from '../store/job-file.ts';
+
+/** task_start's arguments (its schema, also checked by the native-task door). */
+export const TASK_START_INPUT = {
+  task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
+  agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
+  profile: z.string().min(1).optional().describe('Worker profile (see providers).'),
+  workdir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Directory under the project (default: the project).'),
+  isolation: z
+    .enum(['worktree', 'none'])
+    .optional()
+    .describe('worktree (default in a git repo) or none (work in place).'),
+  base_branch: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Branch or commit to start from (default: HEAD plus uncommitted changes).'),
+  test_command: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Command verifying the work, run before and after; failures go back to fix.'),
+  definition_of_done: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('What "done" means; a reviewer grades the diff against it.'),
+  budget_usd: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Cost cap of the whole task, all attempts (≤ configured perTaskUsd).'),
+  max_turns: z
+    .number()
+    .int()
+    .positive()
+    .max(500)
+    .optional()
+    .describe('Model turns at most (default 40 cloud, 80 local; max 150).'),
+  timeout_s: z
+    .number()
+    .int()
+    .positive()
+    .max(86_400)
+    .optional()
+    .describe('Hard time limit (default 1800).'),
+  allow_hosts: z
+    .array(z.string().min(1))
+    .max(50)
+    .optional()
+    .describe('Hosts sandboxed commands may reach (default none).'),
+  attempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .optional()
+    .describe('Workers racing in own worktrees; tests or reviewer pick the winner.'),
+  attempt_profiles: z
+    .array(z.string().min(1))
+    .max(5)
+    .optional()
+    .describe('One profile per attempt.'),
+  attempt_strategy: z
+    .enum(['first_pass', 'best_review'])
+    .optional()
+    .describe('first_pass (default with tests) or best_review.'),
+  wait_s: z
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .optional()
+    .describe('Wait this long for the result inline.'),
+};
 
 export const taskStartTool = defineTool({
   name: 'task_start',
@@ -11,138 +90,80 @@ export const taskStartTool = defineTool({
     'Starts a task for a tool-calling worker (read/write/edit/search/bash); returns at once with its id and ' +
     'test preflight. In a git repo it works in a disposable worktree on branch delegate/<id>. Poll ' +
     'task_status, answer with task_answer, review with task_result.',
-  inputSchema: {
-    task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
-    agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
-    profile: z.string().min(1).optional().describe('Worker profile (see providers).'),
-    workdir: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Directory under the project (default: the project).'),
-    isolation: z
-      .enum(['worktree', 'none'])
-      .optional()
-      .describe('worktree (default in a git repo) or none (work in place).'),
-    base_branch: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Branch or commit to start from (default: HEAD plus uncommitted changes).'),
-    test_command: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Command verifying the work, run before and after; failures go back to fix.'),
-    definition_of_done: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('What "done" means; a reviewer grades the diff against it.'),
-    budget_usd: z
-      .number()
-      .positive()
-      .optional()
-      .describe('Cost cap of the whole task, all attempts (≤ configured perTaskUsd).'),
-    max_turns: z
-      .number()
-      .int()
-      .positive()
-      .max(500)
-      .optional()
-      .describe('Model turns at most (default 40 cloud, 80 local; max 150).'),
-    timeout_s: z
-      .number()
-      .int()
-      .positive()
-      .max(86_400)
-      .optional()
-      .describe('Hard time limit (default 1800).'),
-    allow_hosts: z
-      .array(z.string().min(1))
-      .max(50)
-      .optional()
-      .describe('Hosts sandboxed commands may reach (default none).'),
-    attempts: z
-      .number()
-      .int()
-      .min(1)
-      .max(5)
-      .optional()
-      .describe('Workers racing in own worktrees; tests or reviewer pick the winner.'),
-    attempt_profiles: z
-      .array(z.string().min(1))
-      .max(5)
-      .optional()
-      .describe('One profile per attempt.'),
-    attempt_strategy: z
-      .enum(['first_pass', 'best_review'])
-      .optional()
-      .describe('first_pass (default with tests) or best_review.'),
-    wait_s: z
-      .number()
-      .int()
-      .min(0)
-      .max(100)
-      .optional()
-      .describe('Wait this long for the result inline.'),
-  },
+  inputSchema: TASK_START_INPUT,
   annotations: RUNS_WORKERS,
-  handler: async (input, { context, services, call }) => {
-    if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
-    for (const profile of input.attempt_profiles ?? [])
-      checkProfileArgument(profile, 'attempt_profiles');
-    const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
-      services;
-    const job = await startTask(
-      {
-        task: input.task,
-        ...(input.agent ? { agent: input.agent } : {}),
-        ...(input.profile ? { profile: input.profile } : {}),
-        ...(input.workdir ? { workdir: input.workdir } : {}),
-        ...(input.isolation ? { isolation: input.isolation } : {}),
-        ...(input.base_branch ? { baseBranch: input.base_branch } : {}),
-        ...(input.test_command ? { testCommand: input.test_command } : {}),
-        ...(input.definition_of_done ? { definitionOfDone: input.definition_of_done } : {}),
-        ...(input.budget_usd !== undefined ? { budgetUsd: input.budget_usd } : {}),
-        ...(input.max_turns ? { maxTurns: input.max_turns } : {}),
-        ...(input.timeout_s ? { timeoutS: input.timeout_s } : {}),
-        ...(input.allow_hosts?.length ? { allowHosts: input.allow_hosts } : {}),
-        ...(input.attempts !== undefined ? { attempts: input.attempts } : {}),
-        ...(input.attempt_profiles ? { attemptProfiles: input.attempt_profiles } : {}),
-        ...(input.attempt_strategy ? { attemptStrategy: input.attempt_strategy } : {}),
-      },
-      context,
-    );
-    const deadline = Date.now() + (input.wait_s ?? 0) * 1000;
-    let current = job;
-    while (!isTerminal(current.state) && Date.now() < deadline && !call.signal.aborted) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      current = await reconcileJob(context.dataHome, readJob(context.dataHome, job.id));
-    }
-    // Ended already (within wait_s, at its preflight, or cancelled meanwhile): its result.
-    if (isTerminal(current.state)) {
-      return resultText(current, await ensureResult(context.dataHome, current), undefined);
-    }
-    const preflight = current.preflight
-      ? `preflight: ${current.preflight.command} → exit ${current.preflight.exitCode}${current.preflight.exitCode === 0 ? ' (passes before any change)' : ' (fails before any change)'}`
-      : 'preflight: no test command; the result will be unverified';
-    const where = current.attempts
-      ? `${current.attempts.length} attempts (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
-      : current.branch
-        ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
-        : `in ${current.workdir}`;
-    const start = current.uncommittedAtStart
-      ? [
-          `started from your uncommitted changes (${current.uncommittedAtStart.files} files); base_branch "HEAD" starts from the last commit instead`,
-        ]
-      : [];
-    return [
-      statusLine(current),
-      where,
-      ...start,
-      preflight,
-      `poll: task_status ${current.id}`,
-    ].join('\n');
-  },
+  handler: async (input, run) => (await runTaskStart(input, run)).text,
 });
+
+export type TaskStartInput = z.infer<z.ZodObject<typeof TASK_START_INPUT>>;
+
+/**
+ * task_start's work: the job it started and the text the tool returns. The native-task door
+ * (`tools/task-door.ts`) runs it too, to answer with a task for the same job.
+ */
+export async function runTaskStart(
+  input: TaskStartInput,
+  { context, services, call }: ToolRun,
+  options: { nativeTask?: boolean } = {},
+): Promise<{ job: JobFile; text: string }> {
+  if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
+  for (const profile of input.attempt_profiles ?? [])
+    checkProfileArgument(profile, 'attempt_profiles');
+  const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
+    services;
+  const job = await startTask(
+    {
+      task: input.task,
+      ...(input.agent ? { agent: input.agent } : {}),
+      ...(input.profile ? { profile: input.profile } : {}),
+      ...(input.workdir ? { workdir: input.workdir } : {}),
+      ...(input.isolation ? { isolation: input.isolation } : {}),
+      ...(input.base_branch ? { baseBranch: input.base_branch } : {}),
+      ...(input.test_command ? { testCommand: input.test_command } : {}),
+      ...(input.definition_of_done ? { definitionOfDone: input.definition_of_done } : {}),
+      ...(input.budget_usd !== undefined ? { budgetUsd: input.budget_usd } : {}),
+      ...(input.max_turns ? { maxTurns: input.max_turns } : {}),
+      ...(input.timeout_s ? { timeoutS: input.timeout_s } : {}),
+      ...(input.allow_hosts?.length ? { allowHosts: input.allow_hosts } : {}),
+      ...(input.attempts !== undefined ? { attempts: input.attempts } : {}),
+      ...(input.attempt_profiles ? { attemptProfiles: input.attempt_profiles } : {}),
+      ...(input.attempt_strategy ? { attemptStrategy: input.attempt_strategy } : {}),
+      ...(options.nativeTask ? { nativeTask: true } : {}),
+    },
+    context,
+  );
+  const deadline = Date.now() + (input.wait_s ?? 0) * 1000;
+  let current = job;
+  while (!isTerminal(current.state) && Date.now() < deadline && !call.signal.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    current = await reconcileJob(context.dataHome, readJob(context.dataHome, job.id));
+  }
+  // Ended already (within wait_s, at its preflight, or cancelled meanwhile): its result.
+  if (isTerminal(current.state)) {
+    return {
+      job: current,
+      text: resultText(current, await ensureResult(context.dataHome, current), undefined),
+    };
+  }
+  const preflight = current.preflight
+    ? `preflight: ${current.preflight.command} → exit ${current.preflight.exitCode}${current.preflight.exitCode === 0 ? ' (passes before any change)' : ' (fails before any change)'}`
+    : 'preflight: no test command; the result will be unverified';
+  const where = current.attempts
+    ? `${current.attempts.length} attempts (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
+    : current.branch
+      ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
+      : `in ${current.workdir}`;
+  const start = current.uncommittedAtStart
+    ? [
+        `started from your uncommitted changes (${current.uncommittedAtStart.files} files); base_branch "HEAD" starts from the last commit instead`,
+      ]
+    : [];
+  const text = [
+    statusLine(current),
+    where,
+    ...start,
+    preflight,
+    `poll: task_status ${current.id}`,
+  ].join('\n');
+  return { job: current, text };
+}

@@ -1,0 +1,218 @@
+import type {
+  Transport,
+  TransportSendOptions,
+} from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { guardTool, SERVER_NAME, type ServerDependencies } from './server.ts';
+import { TaskRequestError, type TaskDoor } from './tools/task-door.ts';
+import { TASK_START_INPUT, type TaskStartInput } from './tools/task-start.ts';
+
+/**
+ * Serves both protocol eras on one stdio connection, in front of the SDK 1.32 server (which
+ * speaks only the 2025 era). A legacy client (`initialize`) reaches the SDK untouched. A modern
+ * client (protocol 2026-07-28: no handshake, `_meta` on every request) is answered here for
+ * `server/discover` and the tasks extension's `tasks/*`, and its `task_start` becomes a task
+ * when the request declares the extension; everything else goes to the SDK and its result
+ * gets the `resultType` the modern era requires. Why this and not SDK v2:
+ * docs/design/native-mcp-tasks.md §3.
+ */
+
+export const MODERN_VERSION = '2026-07-28';
+export const LEGACY_VERSION = '2025-11-25';
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+/** Claude Code's vendor key for the text its model reads when a call becomes a task. */
+const AGENT_TASK_KEY = 'com.anthropic/agent-task';
+
+const UNSUPPORTED_VERSION = -32022;
+const MISSING_CAPABILITY = -32021;
+const INTERNAL_ERROR = -32603;
+
+const taskStartArguments = z.object(TASK_START_INPUT);
+
+/** A JSON-RPC message as the wrapper reads it (any of request, notification, response). */
+interface Message {
+  jsonrpc: '2.0';
+  id?: string | number;
+  method?: string;
+  params?: { _meta?: Record<string, unknown>; [key: string]: unknown };
+  result?: Record<string, unknown>;
+  error?: unknown;
+}
+
+export interface DualEraDependencies extends Pick<ServerDependencies, 'context' | 'log'> {
+  version: string;
+  instructions: string;
+  /** The task door (created lazily by the caller: nothing heavy loads before the first call). */
+  door: TaskDoor;
+}
+
+/** Wraps `inner` (the stdio transport) so that the SDK server behind it serves both eras. */
+export function dualEraTransport(inner: Transport, dependencies: DualEraDependencies): Transport {
+  /** Modern requests passed to the SDK: their results get `resultType`. */
+  const modernIds = new Set<string | number>();
+  const outer: Transport = {
+    start: () => inner.start(),
+    close: () => inner.close(),
+    send: (message: JSONRPCMessage, options?: TransportSendOptions) => {
+      const reply = message as Message;
+      if (reply.id !== undefined && reply.method === undefined && modernIds.delete(reply.id)) {
+        if (reply.result)
+          message = {
+            ...message,
+            result: { resultType: 'complete', ...reply.result },
+          };
+      }
+      return inner.send(message, options);
+    },
+    setProtocolVersion: (version: string) => inner.setProtocolVersion?.(version),
+  };
+  inner.onclose = () => outer.onclose?.();
+  inner.onerror = (error) => outer.onerror?.(error);
+  inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+    const handled = handleModern(message, dependencies, (answer) => inner.send(answer));
+    if (handled === 'pass-modern') modernIds.add((message as Message).id!);
+    if (handled !== 'handled') outer.onmessage?.(message, extra);
+  };
+  return outer;
+}
+
+type Verdict = 'handled' | 'pass' | 'pass-modern';
+
+/** What the wrapper does with one inbound message; answers the ones it handles itself. */
+function handleModern(
+  message: Message,
+  dependencies: DualEraDependencies,
+  send: (answer: JSONRPCMessage) => Promise<void>,
+): Verdict {
+  const { id, method } = message;
+  // Responses, notifications and legacy requests are the SDK's.
+  if (id === undefined || method === undefined) return 'pass';
+  const reply = (result: Record<string, unknown>) =>
+    void send({
+      jsonrpc: '2.0',
+      id,
+      result: { resultType: 'complete', ...result },
+    }).catch(() => undefined);
+  const fail = (code: number, text: string, data?: unknown) =>
+    void send({
+      jsonrpc: '2.0',
+      id,
+      error: { code, message: text, ...(data === undefined ? {} : { data }) },
+    }).catch(() => undefined);
+  // Answered at once, whatever the era: Claude Code waits 3 s for it before falling back.
+  if (method === 'server/discover') {
+    reply(discoverResult(dependencies));
+    return 'handled';
+  }
+  const meta = message.params?._meta ?? {};
+  const version = meta[VERSION_KEY];
+  if (version === undefined) return 'pass';
+  if (version !== MODERN_VERSION) {
+    fail(UNSUPPORTED_VERSION, 'Unsupported protocol version', {
+      supported: [MODERN_VERSION, LEGACY_VERSION],
+      requested: version,
+    });
+    return 'handled';
+  }
+  const capabilities = (meta[CAPABILITIES_KEY] ?? {}) as { extensions?: Record<string, unknown> };
+  const hasTasks = capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
+  if (method.startsWith('tasks/')) {
+    if (!hasTasks) {
+      fail(MISSING_CAPABILITY, 'Missing required client capability', {
+        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      });
+      return 'handled';
+    }
+    void taskMethod(method, message.params ?? {}, dependencies.door).then(
+      (result) => (result ? reply(result) : fail(-32601, `Method not found: ${method}`)),
+      (error: unknown) => answerError(error, fail, dependencies, method),
+    );
+    return 'handled';
+  }
+  if (method === 'tools/call' && hasTasks && message.params?.name === 'task_start') {
+    const parsed = taskStartArguments.safeParse(message.params.arguments ?? {});
+    // Bad arguments: the SDK answers with today's validation error.
+    if (!parsed.success) return 'pass-modern';
+    void startAsTask(parsed.data, dependencies).then(reply, (error: unknown) =>
+      answerError(error, fail, dependencies, method),
+    );
+    return 'handled';
+  }
+  return 'pass-modern';
+}
+
+/** The `DiscoverResult`: both eras, tools and the tasks extension. */
+function discoverResult({ version, instructions }: DualEraDependencies): Record<string, unknown> {
+  return {
+    supportedVersions: [MODERN_VERSION, LEGACY_VERSION],
+    capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+    instructions,
+    _meta: { 'io.modelcontextprotocol/serverInfo': { name: SERVER_NAME, version } },
+    ttlMs: 0,
+    cacheScope: 'private',
+  };
+}
+
+/**
+ * task_start as a task: a `CreateTaskResult` once the job exists (a `tasks/get` resolves), with
+ * task_start's own text for the model (it names the job id for task_status and friends); a
+ * start that fails answers with today's error result instead.
+ */
+async function startAsTask(
+  input: TaskStartInput,
+  dependencies: DualEraDependencies,
+): Promise<Record<string, unknown>> {
+  let task: Awaited<ReturnType<TaskDoor['start']>>['task'] | undefined;
+  const call = { signal: new AbortController().signal, reportProgress: () => Promise.resolve() };
+  const result = await guardTool(
+    'task_start',
+    async () => {
+      // A task is waited on by the client: task_start's inline wait would only hold the answer.
+      const started = await dependencies.door.start({ ...input, wait_s: undefined }, call);
+      task = started.task;
+      return started.text;
+    },
+    dependencies,
+  );
+  if (!task) return result;
+  const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
+  return {
+    ...task,
+    resultType: 'task',
+    _meta: { [AGENT_TASK_KEY]: { modelImmediateResponse: text } },
+  };
+}
+
+/** `tasks/get`, `tasks/update`, `tasks/cancel`; undefined for another `tasks/` method. */
+async function taskMethod(
+  method: string,
+  params: Record<string, unknown>,
+  door: TaskDoor,
+): Promise<Record<string, unknown> | undefined> {
+  switch (method) {
+    case 'tasks/get':
+      return { ...(await door.get(params.taskId)) };
+    case 'tasks/update':
+      await door.update(params.taskId, params.inputResponses);
+      return {};
+    case 'tasks/cancel':
+      await door.cancel(params.taskId);
+      return {};
+    default:
+      return undefined;
+  }
+}
+
+function answerError(
+  error: unknown,
+  fail: (code: number, text: string) => void,
+  { log }: DualEraDependencies,
+  method: string,
+): void {
+  if (error instanceof TaskRequestError) return fail(error.code, error.message);
+  log(`${method} failed unexpectedly: ${(error as Error).stack ?? String(error)}`);
+  fail(INTERNAL_ERROR, `${method} failed: ${(error as Error).message}`);
+}

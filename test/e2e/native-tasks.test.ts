@@ -1,0 +1,264 @@
+/**
+ * task_start as a native background task in the real, pinned Claude Code (interactive, in a
+ * pseudo-terminal: only the interactive CLI declares the MCP tasks extension, see
+ * docs/design/native-mcp-tasks.md §2.2). The supervisor model is a fake API scripted by what
+ * Claude Code tells it; the worker is a fake provider.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { announcedPath } from '../../server/src/store/status-key.ts';
+import { runClaude } from '../helpers/claude-cli.ts';
+import { startInteractiveClaude, type InteractiveClaude } from '../helpers/claude-interactive.ts';
+import {
+  byAssistantTurn,
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+  type RecordedRequest,
+} from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
+import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import { toolName } from '../helpers/supervisor.ts';
+import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { scaledMs, settle } from '../helpers/timing.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+let world: TempEnv;
+let worker: FakeProvider | undefined;
+let supervisor: FakeProvider | undefined;
+let session: InteractiveClaude | undefined;
+beforeEach(() => {
+  world = createTempEnv();
+  initRepository(world.project, BROKEN_ADD_PROJECT);
+});
+afterEach(async () => {
+  if (session)
+    console.info(`screen (plain, last 3000 chars):\n${plain(session.screen()).slice(-3000)}`);
+  session?.stop();
+  session = undefined;
+  await settleWorkers(world.dataHome);
+  // What Claude Code started and SIGKILL of its group missed (the MCP server, the monitor).
+  const leftovers = () =>
+    liveProcesses(({ pid }) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'latin1').includes(
+          `DELEGATE_HOME=${world.dataHome}\0`,
+        );
+      } catch {
+        return false;
+      }
+    }).filter((pid) => pid !== process.pid);
+  for (const pid of leftovers()) killQuietly(pid);
+  await waitFor(() => leftovers().length === 0, 10_000, 50).catch(() => undefined);
+  await worker?.close();
+  await supervisor?.close();
+  worker = supervisor = undefined;
+  world.cleanup();
+});
+
+/** The screen's text without ANSI sequences. */
+const plain = (screen: string) =>
+  // eslint-disable-next-line no-control-regex
+  screen.replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b\][^\u0007]*\u0007|\u001b[()][A-Z0-9]/g, '');
+
+const conversation = (request: RecordedRequest) => JSON.stringify(request.body.messages ?? []);
+const sentToModel = () => (supervisor?.requests ?? []).map(conversation).join('\n');
+
+/** The supervisor: start the task, then wait; `stop` makes it stop the task with TaskStop. */
+function supervise(stop: boolean) {
+  return (request: RecordedRequest): FakeReply => {
+    const said = conversation(request);
+    if (said.includes('<task-notification>')) return { text: 'Reviewed the task result.' };
+    const background = /TaskStop with task_id \\"([A-Za-z0-9]+)\\"/.exec(said)?.[1];
+    if (stop && background && !said.includes('"name":"TaskStop"'))
+      return { toolUses: [{ name: 'TaskStop', input: { task_id: background } }] };
+    if (said.includes('tool_result')) return { text: 'Waiting for the task.' };
+    return {
+      toolUses: [
+        {
+          name: toolName('task_start'),
+          input: { task: 'Fix add() so node test.js passes', test_command: 'node test.js' },
+        },
+      ],
+    };
+  };
+}
+
+async function startSession(
+  stop: boolean,
+  extraEnv: Record<string, string> = {},
+): Promise<InteractiveClaude> {
+  supervisor = await startFakeProvider({ respond: supervise(stop) });
+  const started = await startInteractiveClaude({
+    cwd: world.project,
+    home: world.home,
+    baseUrl: supervisor.url,
+    pluginDir: REPO_ROOT,
+    args: ['--allowedTools', toolName('task_start')],
+    env: {
+      DELEGATE_HOME: world.dataHome,
+      DELEGATE_DISCOVERY_URLS_FOR_TEST: world.env.DELEGATE_DISCOVERY_URLS_FOR_TEST!,
+      DELEGATE_TASK_POLL_MS: '500',
+      DELEGATE_QUESTION_TIMEOUT_S: '120',
+      // The monitor looks for a task every second, not every 15 s.
+      DELEGATE_MONITOR_IDLE_S_FOR_TEST: '1',
+      ...extraEnv,
+    },
+  });
+  session = started;
+  await waitFor(() => /shortcuts|❯|>/.test(plain(started.screen())), 30_000, 100).catch(
+    () => undefined,
+  );
+  await settle(2_000);
+  started.type('Delegate the fix of add()');
+  await settle(500);
+  started.type('\r');
+  return started;
+}
+
+function writeWorkerConfig(fake: FakeProvider): void {
+  world.writeConfig({
+    profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+  });
+}
+
+const jobOf = (id: string) =>
+  JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8')) as {
+    state: string;
+    worker?: { pid: number };
+  };
+
+describe('task_start as a native task in the real Claude Code (interactive)', () => {
+  it('becomes a background task; the worker question is answered through the form; completion starts a turn with the result', async () => {
+    worker = await startFakeProvider({
+      respond: byAssistantTurn([
+        {
+          toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
+        },
+        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
+        { text: 'Fixed add().' },
+      ]),
+    });
+    writeWorkerConfig(worker);
+    const claude = await startSession(false);
+
+    // The call became a background task, and the model read our note naming the job.
+    await waitFor(() => sentToModel().includes('started server-side task t_'), 60_000, 100);
+    const id = /started server-side task (t_[a-z0-9]{6})/.exec(sentToModel())![1]!;
+    expect(sentToModel()).toContain(`started server-side task ${id}, running in the background`);
+    expect(sentToModel()).toContain('<mcp-server-note>');
+    expect(sentToModel()).toContain(`poll: task_status ${id}`);
+
+    // The worker's question is a form; typed, then Enter on the field and on Accept.
+    await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
+    expect(plain(claude.screen())).toContain('Should add() take strings?');
+    claude.type('Numbers only.');
+    await settle(500);
+    claude.type('\r');
+    await settle(1_000);
+    claude.type('\r');
+
+    await waitFor(() => sentToModel().includes('<status>completed</status>'), 90_000, 200);
+    const notified = sentToModel().slice(sentToModel().indexOf('<status>completed</status>'));
+    expect(notified).toContain(`${id} done — verdict: passed`);
+    expect(JSON.stringify(worker.requests[1]!.body.messages)).toContain('Numbers only.');
+    // The monitor's watcher ran (it records what it saw) but sent no line for a native task.
+    await waitFor(() => existsSync(announcedPath(world.dataHome, world.project)), 30_000, 100);
+    await settle(3_000);
+    expect(sentToModel()).not.toMatch(/\[delegate\] task t_/);
+  });
+
+  it('Decline in the form: the worker is told to go on alone, and the task still completes', async () => {
+    worker = await startFakeProvider({
+      respond: byAssistantTurn([
+        {
+          toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
+        },
+        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
+        { text: 'Fixed add().' },
+      ]),
+    });
+    writeWorkerConfig(worker);
+    const claude = await startSession(false);
+    await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
+    // Down to the buttons, right to Decline, Enter (measured on 2.1.328).
+    claude.type('\u001b[B');
+    await settle(500);
+    claude.type('\u001b[C');
+    await settle(500);
+    claude.type('\r');
+    await waitFor(() => sentToModel().includes('<status>completed</status>'), 90_000, 200);
+    expect(JSON.stringify(worker.requests[1]!.body.messages)).toContain(
+      'The user declined to answer; proceed on your own judgement.',
+    );
+  });
+
+  it('TaskStop from the model cancels the job, with no worker process left', async () => {
+    worker = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
+    writeWorkerConfig(worker);
+    await startSession(true);
+    await waitFor(() => sentToModel().includes('started server-side task t_'), 60_000, 100);
+    const id = /started server-side task (t_[a-z0-9]{6})/.exec(sentToModel())![1]!;
+    await waitFor(() => jobOf(id).state === 'cancelled', 60_000, 200);
+    const pid = jobOf(id).worker?.pid;
+    expect(pid).toBeDefined();
+    await waitFor(() => liveProcesses(({ group }) => group === pid).length === 0, scaledMs(10_000));
+    // The model is told the stop went out (Claude Code's own words, 2.1.328).
+    await waitFor(() => sentToModel().includes('is stopped'), 30_000, 100);
+  });
+});
+
+describe('where Claude Code declines native tasks: the plain task_start', () => {
+  const declines: Array<[string, Record<string, string>]> = [
+    [
+      'CLAUDE_CODE_DISABLE_MCP_TASKS=1 (no tasks extension declared)',
+      { CLAUDE_CODE_DISABLE_MCP_TASKS: '1' },
+    ],
+    [
+      'MCP_PROTOCOL_NEGOTIATION=legacy (initialize, protocol 2025-11-25)',
+      { MCP_PROTOCOL_NEGOTIATION: 'legacy' },
+    ],
+  ];
+  for (const [condition, env] of declines) {
+    it(`interactive with ${condition}: task_start answers with its text`, async () => {
+      worker = await startFakeProvider({ respond: () => ({ text: 'Nothing to change.' }) });
+      writeWorkerConfig(worker);
+      await startSession(false, env);
+      await waitFor(() => /poll: task_status t_[a-z0-9]{6}/.test(sentToModel()), 60_000, 100);
+      expect(sentToModel()).not.toContain('started server-side task');
+    });
+  }
+
+  it('headless -p (2.1.328 declares no tasks extension there): task_start answers with its text', async () => {
+    worker = await startFakeProvider({ respond: () => ({ text: 'Nothing to change.' }) });
+    writeWorkerConfig(worker);
+    supervisor = await startFakeProvider({
+      respond: byAssistantTurn([
+        {
+          toolUses: [
+            { name: toolName('task_start'), input: { task: 'Look around', isolation: 'none' } },
+          ],
+        },
+        { text: 'Started.' },
+      ]),
+    });
+    const run = await runClaude({
+      prompt: 'Delegate a look around',
+      cwd: world.project,
+      home: world.home,
+      baseUrl: supervisor.url,
+      pluginDir: REPO_ROOT,
+      allowedTools: [toolName('task_start')],
+      env: {
+        DELEGATE_HOME: world.dataHome,
+        DELEGATE_DISCOVERY_URLS_FOR_TEST: world.env.DELEGATE_DISCOVERY_URLS_FOR_TEST!,
+      },
+      timeoutMs: 90_000,
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(sentToModel()).toMatch(/t_[a-z0-9]{6} (queued|running|done)[^"]*poll: task_status t_/);
+    expect(sentToModel()).not.toContain('started server-side task');
+  });
+});
