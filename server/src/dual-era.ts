@@ -4,17 +4,21 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { CallTasks } from './call-tasks.ts';
 import { guardTool, SERVER_NAME, type ServerDependencies } from './server.ts';
-import { TaskRequestError, type TaskDoor } from './tools/task-door.ts';
+import type { ToolDefinition } from './tools/define-tool.ts';
+import { TaskRequestError, type NativeTask, type TaskDoor } from './tools/task-door.ts';
 import { TASK_START_INPUT, type TaskStartInput } from './tools/task-start.ts';
 
 /**
  * Serves both protocol eras on one stdio connection, in front of the SDK 1.32 server (which
  * speaks only the 2025 era). A legacy client (`initialize`) reaches the SDK untouched. A modern
  * client (protocol 2026-07-28: no handshake, `_meta` on every request) is answered here for
- * `server/discover` and the tasks extension's `tasks/*`, and its `task_start` becomes a task
- * when the request declares the extension; everything else goes to the SDK and its result
- * gets the `resultType` the modern era requires. Why this and not SDK v2:
+ * `server/discover` and the tasks extension's `tasks/*`. When a request declares the extension,
+ * its `task_start` becomes a task on the job store (`tools/task-door.ts`), and the tools that
+ * may run long or ask the user (`runsAsTask`) run here and become a task when they do
+ * (`call-tasks.ts`). Everything else goes to the SDK, and its result gets the `resultType` and
+ * `serverInfo` the modern era requires. Why this and not SDK v2:
  * docs/design/native-mcp-tasks.md §3.
  */
 
@@ -26,6 +30,9 @@ const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 /** Claude Code's vendor key for the text its model reads when a call becomes a task. */
 const AGENT_TASK_KEY = 'com.anthropic/agent-task';
 
+const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+
+const INVALID_PARAMS = -32602;
 const UNSUPPORTED_VERSION = -32022;
 const MISSING_CAPABILITY = -32021;
 const INTERNAL_ERROR = -32603;
@@ -47,6 +54,9 @@ export interface DualEraDependencies extends Pick<ServerDependencies, 'context' 
   instructions: string;
   /** The task door (created lazily by the caller: nothing heavy loads before the first call). */
   door: TaskDoor;
+  /** Tool calls as tasks; `tools` are the ones it may run (those with `runsAsTask`). */
+  calls: CallTasks;
+  tools: readonly ToolDefinition[];
 }
 
 /** Wraps `inner` (the stdio transport) so that the SDK server behind it serves both eras. */
@@ -62,7 +72,7 @@ export function dualEraTransport(inner: Transport, dependencies: DualEraDependen
         if (reply.result)
           message = {
             ...message,
-            result: { resultType: 'complete', ...reply.result },
+            result: modernResult(reply.result, dependencies.version),
           };
       }
       return inner.send(message, options);
@@ -88,13 +98,16 @@ function handleModern(
   send: (answer: JSONRPCMessage) => Promise<void>,
 ): Verdict {
   const { id, method } = message;
+  // A call run here may be cancelled before it is a task; the SDK's own calls hear it too.
+  if (method === 'notifications/cancelled')
+    dependencies.calls.abortRequest(message.params?.requestId);
   // Responses, notifications and legacy requests are the SDK's.
   if (id === undefined || method === undefined) return 'pass';
   const reply = (result: Record<string, unknown>) =>
     void send({
       jsonrpc: '2.0',
       id,
-      result: { resultType: 'complete', ...result },
+      result: modernResult(result, dependencies.version),
     }).catch(() => undefined);
   const fail = (code: number, text: string, data?: unknown) =>
     void send({
@@ -117,7 +130,11 @@ function handleModern(
     });
     return 'handled';
   }
-  const capabilities = (meta[CAPABILITIES_KEY] ?? {}) as { extensions?: Record<string, unknown> };
+  if (typeof meta[CAPABILITIES_KEY] !== 'object' || meta[CAPABILITIES_KEY] === null) {
+    fail(INVALID_PARAMS, `Invalid params: _meta["${CAPABILITIES_KEY}"] is required`);
+    return 'handled';
+  }
+  const capabilities = meta[CAPABILITIES_KEY] as { extensions?: Record<string, unknown> };
   const hasTasks = capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
   if (method.startsWith('tasks/')) {
     if (!hasTasks) {
@@ -126,7 +143,7 @@ function handleModern(
       });
       return 'handled';
     }
-    void taskMethod(method, message.params ?? {}, dependencies.door).then(
+    void taskMethod(method, message.params ?? {}, dependencies).then(
       (result) => (result ? reply(result) : fail(-32601, `Method not found: ${method}`)),
       (error: unknown) => answerError(error, fail, dependencies, method),
     );
@@ -141,16 +158,68 @@ function handleModern(
     );
     return 'handled';
   }
+  const tool =
+    method === 'tools/call' && hasTasks
+      ? dependencies.tools.find((one) => one.runsAsTask && one.name === message.params?.name)
+      : undefined;
+  if (tool) {
+    const schema = tool.shouldSeeUnknownArguments
+      ? z.looseObject(tool.inputSchema)
+      : z.object(tool.inputSchema);
+    const parsed = schema.safeParse(message.params?.arguments ?? {});
+    if (!parsed.success) return 'pass-modern';
+    const progressToken = (meta as { progressToken?: string | number }).progressToken;
+    let answered = false;
+    const progress = async (text: string, progress: number, total?: number) => {
+      if (answered || progressToken === undefined) return;
+      await send({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: {
+          progressToken,
+          progress,
+          message: text,
+          ...(total === undefined ? {} : { total }),
+        },
+      }).catch(() => undefined);
+    };
+    void dependencies.calls.run(tool, parsed.data, { id, progress }).then(
+      (outcome) => {
+        answered = true;
+        reply('result' in outcome ? { ...outcome.result } : asTask(outcome.task, outcome.text));
+      },
+      (error: unknown) => answerError(error, fail, dependencies, method),
+    );
+    return 'handled';
+  }
   return 'pass-modern';
 }
 
+/** A result in the modern era's shape: `resultType` and the server's name in `_meta`. */
+function modernResult(result: Record<string, unknown>, version: string): Record<string, unknown> {
+  const meta = (result._meta ?? {}) as Record<string, unknown>;
+  return {
+    resultType: 'complete',
+    ...result,
+    _meta: { ...meta, [SERVER_INFO_KEY]: { name: SERVER_NAME, version } },
+  };
+}
+
+/** A `CreateTaskResult`, with the text Claude Code gives its model about the new task. */
+function asTask(task: object, text: string): Record<string, unknown> {
+  return {
+    ...task,
+    resultType: 'task',
+    _meta: { [AGENT_TASK_KEY]: { modelImmediateResponse: text } },
+  };
+}
+
 /** The `DiscoverResult`: both eras, tools and the tasks extension. */
-function discoverResult({ version, instructions }: DualEraDependencies): Record<string, unknown> {
+function discoverResult({ instructions }: DualEraDependencies): Record<string, unknown> {
   return {
     supportedVersions: [MODERN_VERSION, LEGACY_VERSION],
     capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
     instructions,
-    _meta: { 'io.modelcontextprotocol/serverInfo': { name: SERVER_NAME, version } },
     ttlMs: 0,
     cacheScope: 'private',
   };
@@ -179,27 +248,32 @@ async function startAsTask(
   );
   if (!task) return result;
   const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
-  return {
-    ...task,
-    resultType: 'task',
-    _meta: { [AGENT_TASK_KEY]: { modelImmediateResponse: text } },
-  };
+  return asTask(task, text);
 }
 
-/** `tasks/get`, `tasks/update`, `tasks/cancel`; undefined for another `tasks/` method. */
+/**
+ * `tasks/get`, `tasks/update`, `tasks/cancel` for a job (task_start) or a call run as a task;
+ * undefined for another `tasks/` method.
+ */
 async function taskMethod(
   method: string,
   params: Record<string, unknown>,
-  door: TaskDoor,
+  { door, calls }: DualEraDependencies,
 ): Promise<Record<string, unknown> | undefined> {
+  // Both answer for their own tasks the same way; only where the task lives differs.
+  const tasks: {
+    get(taskId: unknown): NativeTask | Promise<NativeTask>;
+    update(taskId: unknown, inputResponses: unknown): void | Promise<void>;
+    cancel(taskId: unknown): Promise<void>;
+  } = calls.owns(params.taskId) ? calls : door;
   switch (method) {
     case 'tasks/get':
-      return { ...(await door.get(params.taskId)) };
+      return { ...(await tasks.get(params.taskId)) };
     case 'tasks/update':
-      await door.update(params.taskId, params.inputResponses);
+      await tasks.update(params.taskId, params.inputResponses);
       return {};
     case 'tasks/cancel':
-      await door.cancel(params.taskId);
+      await tasks.cancel(params.taskId);
       return {};
     default:
       return undefined;

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { resolveDataHome, resolveProjectDir } from './config/paths.ts';
 import { resolvePluginRoot } from './config/plugin-root.ts';
+import { createCallTasks } from './call-tasks.ts';
 import { dualEraTransport } from './dual-era.ts';
 import { createServer, INSTRUCTIONS, once } from './server.ts';
 import { createTaskDoor } from './tools/task-door.ts';
@@ -24,16 +25,21 @@ async function main(): Promise<void> {
   const loadServices = once(() => import('./tools/services.ts'));
   const server = createServer({ context, tools: TOOLS, loadServices, version: VERSION, log });
   // Both protocol eras: legacy clients reach the SDK unchanged, modern ones get native tasks.
+  const pollIntervalMs = milliseconds(env.DELEGATE_TASK_POLL_MS, 2000);
   const transport = dualEraTransport(new StdioServerTransport(), {
     context,
     log,
     version: VERSION,
     instructions: INSTRUCTIONS,
-    door: createTaskDoor({
+    door: createTaskDoor({ context, services: loadServices, pollIntervalMs }),
+    calls: createCallTasks({
       context,
+      log,
       services: loadServices,
-      pollIntervalMs: pollInterval(env.DELEGATE_TASK_POLL_MS),
+      pollIntervalMs,
+      afterMs: milliseconds(env.DELEGATE_CALL_TASK_AFTER_MS, 5000),
     }),
+    tools: TOOLS,
   });
   let closing = false;
   const shutdown = () => {
@@ -49,10 +55,14 @@ async function main(): Promise<void> {
   await server.connect(transport);
 }
 
-/** Claude Code's poll period for native tasks: 2 s, or the env's value (tests poll faster). */
-function pollInterval(value: string | undefined): number {
+/**
+ * A period of the native tasks from the env, else its default: Claude Code's poll period
+ * (`DELEGATE_TASK_POLL_MS`, 2 s) and how long a delegate or provider_key call runs before it
+ * becomes a task (`DELEGATE_CALL_TASK_AFTER_MS`, 5 s). Tests set them shorter.
+ */
+function milliseconds(value: string | undefined, fallback: number): number {
   const ms = Number(value);
-  return Number.isInteger(ms) && ms > 0 ? ms : 2000;
+  return value !== undefined && Number.isInteger(ms) && ms >= 0 ? ms : fallback;
 }
 
 main().catch((error: unknown) => {

@@ -14,6 +14,7 @@ import type {
   UserAnswer,
   UserQuestion,
 } from './tools/define-tool.ts';
+import { userQuestionForm } from './tools/define-tool.ts';
 import { describeFileSystemError } from './util/file-system-error.ts';
 import { UserError } from './util/user-error.ts';
 
@@ -103,38 +104,22 @@ function userQuestions(server: McpServer, extra: ToolExtra): Pick<ToolCall, 'ask
   if (!server.server.getClientCapabilities()?.elicitation?.form) return {};
   return {
     askUser: async (question: UserQuestion): Promise<UserAnswer> => {
-      const result = await server.server.elicitInput(
-        {
-          mode: 'form',
-          message: question.message,
-          requestedSchema: {
-            type: 'object',
-            properties: {
-              value: {
-                type: 'string',
-                title: question.title,
-                description: question.description,
-              },
-            },
-            required: ['value'],
-          },
-        },
-        {
-          signal: extra.signal,
-          timeout: USER_ANSWER_TIMEOUT_MS,
-          relatedRequestId: extra.requestId,
-        },
-      );
+      const result = await server.server.elicitInput(userQuestionForm(question), {
+        signal: extra.signal,
+        timeout: USER_ANSWER_TIMEOUT_MS,
+        relatedRequestId: extra.requestId,
+      });
       const value = result.content?.value;
       return { action: result.action, ...(typeof value === 'string' ? { value } : {}) };
     },
   };
 }
 
-async function runTool(
+/** Runs one tool call: its handler, with the services loaded, as a guarded MCP result. */
+export async function runTool(
   tool: ToolDefinition,
   input: unknown,
-  dependencies: ServerDependencies,
+  dependencies: Pick<ServerDependencies, 'context' | 'log'>,
   services: () => Promise<Services>,
   call: ToolCall,
 ): Promise<CallToolResult> {

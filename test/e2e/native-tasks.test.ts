@@ -4,9 +4,10 @@
  * docs/design/native-mcp-tasks.md §2.2). The supervisor model is a fake API scripted by what
  * Claude Code tells it; the worker is a fake provider.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { storedKey } from '../../server/src/profiles/credentials.ts';
 import { announcedPath } from '../../server/src/store/status-key.ts';
 import { runClaude } from '../helpers/claude-cli.ts';
 import { startInteractiveClaude, type InteractiveClaude } from '../helpers/claude-interactive.ts';
@@ -66,8 +67,19 @@ const plain = (screen: string) =>
 const conversation = (request: RecordedRequest) => JSON.stringify(request.body.messages ?? []);
 const sentToModel = () => (supervisor?.requests ?? []).map(conversation).join('\n');
 
-/** The supervisor: start the task, then wait; `stop` makes it stop the task with TaskStop. */
-function supervise(stop: boolean) {
+/** A call the supervisor makes in its first turn. */
+interface FirstCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+const START_FIX: FirstCall = {
+  name: 'task_start',
+  input: { task: 'Fix add() so node test.js passes', test_command: 'node test.js' },
+};
+
+/** The supervisor: make `first`, then wait; `stop` makes it stop the task with TaskStop. */
+function supervise(stop: boolean, first: FirstCall) {
   return (request: RecordedRequest): FakeReply => {
     const said = conversation(request);
     if (said.includes('<task-notification>')) return { text: 'Reviewed the task result.' };
@@ -75,28 +87,22 @@ function supervise(stop: boolean) {
     if (stop && background && !said.includes('"name":"TaskStop"'))
       return { toolUses: [{ name: 'TaskStop', input: { task_id: background } }] };
     if (said.includes('tool_result')) return { text: 'Waiting for the task.' };
-    return {
-      toolUses: [
-        {
-          name: toolName('task_start'),
-          input: { task: 'Fix add() so node test.js passes', test_command: 'node test.js' },
-        },
-      ],
-    };
+    return { toolUses: [{ name: toolName(first.name), input: first.input }] };
   };
 }
 
 async function startSession(
   stop: boolean,
   extraEnv: Record<string, string> = {},
+  first: FirstCall = START_FIX,
 ): Promise<InteractiveClaude> {
-  supervisor = await startFakeProvider({ respond: supervise(stop) });
+  supervisor = await startFakeProvider({ respond: supervise(stop, first) });
   const started = await startInteractiveClaude({
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor.url,
     pluginDir: REPO_ROOT,
-    args: ['--allowedTools', toolName('task_start')],
+    args: ['--allowedTools', toolName(first.name)],
     env: {
       DELEGATE_HOME: world.dataHome,
       DELEGATE_DISCOVERY_URLS_FOR_TEST: world.env.DELEGATE_DISCOVERY_URLS_FOR_TEST!,
@@ -149,7 +155,7 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
     const id = /started server-side task (t_[a-z0-9]{6})/.exec(sentToModel())![1]!;
     expect(sentToModel()).toContain(`started server-side task ${id}, running in the background`);
     expect(sentToModel()).toContain('<mcp-server-note>');
-    expect(sentToModel()).toContain(`poll: task_status ${id}`);
+    expect(sentToModel()).toContain(`no need to poll (task_status ${id} for details)`);
 
     // The worker's question is a form; typed, then Enter on the field and on Accept.
     await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
@@ -207,6 +213,63 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
     await waitFor(() => liveProcesses(({ group }) => group === pid).length === 0, scaledMs(10_000));
     // The model is told the stop went out (Claude Code's own words, 2.1.328).
     await waitFor(() => sentToModel().includes('is stopped'), 30_000, 100);
+  });
+});
+
+describe('provider_key and a slow delegate as native tasks in the real Claude Code (interactive)', () => {
+  const KEY = 'sk-native-e2e-0123456789abcdef';
+
+  /** Every file under `dir` whose bytes hold `text`. */
+  function filesHolding(dir: string, text: string): string[] {
+    const found: string[] = [];
+    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      const path = join(entry.parentPath, entry.name);
+      if (entry.isFile() && readFileSync(path).includes(text)) found.push(path);
+    }
+    return found;
+  }
+
+  it('provider_key: the key typed into the form is stored for its host, and the model, the transcript and every other file of Claude Code never see it', async () => {
+    world.writeConfig({
+      profiles: { k: { format: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
+    });
+    const claude = await startSession(false, {}, { name: 'provider_key', input: { profile: 'k' } });
+    await waitFor(() => sentToModel().includes('started server-side task c_'), 60_000, 100);
+    expect(sentToModel()).toContain('provider_key is waiting for the user');
+    await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
+    expect(plain(claude.screen())).toContain('Sent only to http://127.0.0.1:9');
+    claude.type(KEY);
+    await settle(500);
+    claude.type('\r');
+    await settle(1_000);
+    claude.type('\r');
+    await waitFor(() => sentToModel().includes('<status>completed</status>'), 60_000, 200);
+    expect(storedKey(world.dataHome, 'k')?.key).toBe(KEY);
+    expect(sentToModel()).not.toContain(KEY);
+    // Claude Code's own files (settings, transcripts, logs) under HOME; our key store aside.
+    // The scan does reach the transcript: it holds the user's prompt.
+    expect(filesHolding(world.home, 'Delegate the fix of add()').length).toBeGreaterThan(0);
+    const claudeFiles = filesHolding(world.home, KEY).filter(
+      (path) => !path.startsWith(world.dataHome),
+    );
+    expect(claudeFiles).toEqual([]);
+  });
+
+  it('a delegate call still running after DELEGATE_CALL_TASK_AFTER_MS becomes a background task; its answer starts a turn', async () => {
+    worker = await startFakeProvider({
+      respond: () => ({ text: 'The slow summary.', delayMs: 4_000 }),
+    });
+    writeWorkerConfig(worker);
+    await startSession(
+      false,
+      { DELEGATE_CALL_TASK_AFTER_MS: '1000' },
+      { name: 'delegate', input: { task: 'Summarise the project' } },
+    );
+    await waitFor(() => sentToModel().includes('started server-side task c_'), 60_000, 100);
+    expect(sentToModel()).toContain('delegate is taking a while');
+    await waitFor(() => sentToModel().includes('<status>completed</status>'), 60_000, 200);
+    const notified = sentToModel().slice(sentToModel().indexOf('<status>completed</status>'));
+    expect(notified).toContain('The slow summary.');
   });
 });
 

@@ -16,6 +16,7 @@ import { SERVER_BUNDLE } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import { scaledMs } from '../helpers/timing.ts';
+import { storedKey } from '../../server/src/profiles/credentials.ts';
 import { TOOLS } from '../../server/src/tools/registry.ts';
 
 const TOOL_NAMES = TOOLS.map((tool) => tool.name);
@@ -151,13 +152,21 @@ describe('one server, both protocol eras', () => {
     expect(names.sort()).toEqual([...TOOL_NAMES].sort());
   });
 
-  it('modern requests: resultType on results, -32022 for another version, -32021 for tasks/* without the extension, -32602 for an unknown task', async ({
+  it('modern requests: resultType and serverInfo on results, -32602 without clientCapabilities, -32022 for another version, -32021 for tasks/* without the extension, -32602 for an unknown task', async ({
     raw,
   }) => {
     const server = raw();
     const list = await server.modern('tools/list', {});
     expect(list.result?.resultType).toBe('complete');
+    expect(list.result?._meta).toMatchObject({
+      'io.modelcontextprotocol/serverInfo': { name: 'delegate-workers' },
+    });
     expect((list.result!.tools as unknown[]).length).toBe(TOOL_NAMES.length);
+    const bare = await server.request('tools/list', {
+      _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN },
+    });
+    expect(bare.error?.code).toBe(-32602);
+    expect(bare.error?.message).toContain('clientCapabilities');
     const other = await server.request('tools/list', {
       _meta: { ...modernMeta(true), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' },
     });
@@ -220,15 +229,15 @@ describe('one server, both protocol eras', () => {
       (
         await server.modern('tasks/update', {
           taskId,
-          inputResponses: { 'not-a-key': { action: 'accept', content: { answer: 'wrong' } } },
+          inputResponses: { 'not-a-key': { action: 'accept', content: { value: 'wrong' } } },
         })
       ).result,
-    ).toEqual({ resultType: 'complete' });
+    ).toMatchObject({ resultType: 'complete' });
     const update = await server.modern('tasks/update', {
       taskId,
-      inputResponses: { [key!]: { action: 'accept', content: { answer: 'No, numbers only.' } } },
+      inputResponses: { [key!]: { action: 'accept', content: { value: 'No, numbers only.' } } },
     });
-    expect(update.result).toEqual({ resultType: 'complete' });
+    expect(update.result).toMatchObject({ resultType: 'complete' });
     // At once, the form is no longer asked for (the answer is on its way).
     expect((await server.modern('tasks/get', { taskId })).result?.status).not.toBe(
       'input_required',
@@ -299,13 +308,13 @@ describe('one server, both protocol eras', () => {
       server.modern('tasks/cancel', { taskId }),
       server.modern('tasks/cancel', { taskId }),
     ]);
-    expect(first.result).toEqual({ resultType: 'complete' });
-    expect(second.result).toEqual({ resultType: 'complete' });
+    expect(first.result).toMatchObject({ resultType: 'complete' });
+    expect(second.result).toMatchObject({ resultType: 'complete' });
     expect(liveProcesses(({ group }) => group === job.worker.pid)).toEqual([]);
     const ended = (await server.modern('tasks/get', { taskId })).result!;
     expect(ended.status).toBe('cancelled');
     // Once more, after the end: still an ack.
-    expect((await server.modern('tasks/cancel', { taskId })).result).toEqual({
+    expect((await server.modern('tasks/cancel', { taskId })).result).toMatchObject({
       resultType: 'complete',
     });
   });
@@ -352,7 +361,7 @@ describe('one server, both protocol eras', () => {
     expect(requests[`${taskId}a1.q1`]!.params.message).toContain('Numbers only?');
     await server.modern('tasks/update', {
       taskId,
-      inputResponses: { [`${taskId}a1.q1`]: { action: 'accept', content: { answer: 'Yes.' } } },
+      inputResponses: { [`${taskId}a1.q1`]: { action: 'accept', content: { value: 'Yes.' } } },
     });
     const completed = await pollTask(server, taskId, (result) => result.status === 'completed');
     const text = (completed.result as { content: Array<{ text: string }> }).content[0]!.text;
@@ -417,7 +426,7 @@ describe('one server, both protocol eras', () => {
     const bad = await server.modern('tools/call', { name: 'task_start', arguments: { task: '' } });
     expect(bad.result).toMatchObject({ resultType: 'complete', isError: true });
   });
-  it('provider_key on a modern connection: no form (no server-to-client requests there), the no-form text instead', async ({
+  it('provider_key on a modern connection without the tasks extension: no form (no server-to-client requests there), the no-form text instead', async ({
     raw,
     world,
   }) => {
@@ -425,16 +434,13 @@ describe('one server, both protocol eras', () => {
       profiles: { w: { format: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
     });
     const server = raw();
-    // Even when the request declares form elicitation, as Claude Code's do.
+    // Even when the request declares form elicitation.
     const answer = await server.request('tools/call', {
       name: 'provider_key',
       arguments: { profile: 'w' },
       _meta: {
-        ...modernMeta(true),
-        'io.modelcontextprotocol/clientCapabilities': {
-          elicitation: { form: {} },
-          extensions: { [TASKS]: {} },
-        },
+        ...modernMeta(false),
+        'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
       },
     });
     expect(answer.result).toMatchObject({ resultType: 'complete', isError: true });
@@ -442,5 +448,155 @@ describe('one server, both protocol eras', () => {
       'This client cannot ask the user for input (no MCP elicitation)',
     );
     expect(server.lines.some((line) => line.includes('elicitation/create'))).toBe(false);
+  });
+});
+
+describe('delegate, delegate_batch and provider_key as tasks (modern client with the tasks extension)', () => {
+  const KEY = 'sk-native-form-0123456789abcdef';
+
+  it('provider_key becomes a task whose form takes the key: stored for its host, never in any answer the client gets', async ({
+    raw,
+    world,
+  }) => {
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
+    });
+    const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
+    const started = await server.modern('tools/call', {
+      name: 'provider_key',
+      arguments: { profile: 'w' },
+    });
+    expect(started.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = started.result!.taskId as string;
+    expect(taskId).toMatch(/^c_[A-Za-z0-9_-]{16}$/);
+    expect(JSON.stringify(started.result!._meta)).toContain('waiting for the user');
+    const asking = await pollTask(server, taskId, (result) => result.status === 'input_required');
+    const [[key, request]] = Object.entries(asking.inputRequests as Record<string, any>) as [
+      [string, any],
+    ];
+    expect(request).toMatchObject({
+      method: 'elicitation/create',
+      params: { mode: 'form', requestedSchema: { required: ['value'] } },
+    });
+    expect(request.params.message).toContain('http://127.0.0.1:9');
+    // A key not outstanding is ignored; the right one is taken once.
+    await server.modern('tasks/update', {
+      taskId,
+      inputResponses: { 'not-a-key': { action: 'accept', content: { value: 'wrong' } } },
+    });
+    expect((await server.modern('tasks/get', { taskId })).result!.status).toBe('input_required');
+    const update = await server.modern('tasks/update', {
+      taskId,
+      inputResponses: { [key]: { action: 'accept', content: { value: KEY } } },
+    });
+    expect(update.result).toMatchObject({ resultType: 'complete' });
+    const done = await pollTask(server, taskId, (result) => result.status === 'completed');
+    expect(done.result).toMatchObject({ isError: false });
+    expect(JSON.stringify(done.result)).toMatch(/stored/i);
+    expect(storedKey(world.dataHome, 'w')?.key).toBe(KEY);
+    expect(server.lines.join('\n')).not.toContain(KEY);
+    // The form rode in tasks/get answers; the server sent the client no request of its own.
+    const requests = server.lines.map((line) => JSON.parse(line) as { method?: string });
+    expect(requests.filter((message) => message.method !== undefined)).toEqual([]);
+  });
+
+  it('a declined provider_key form stores nothing and completes saying so', async ({
+    raw,
+    world,
+  }) => {
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
+    });
+    const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
+    const started = await server.modern('tools/call', {
+      name: 'provider_key',
+      arguments: { profile: 'w' },
+    });
+    const taskId = started.result!.taskId as string;
+    const asking = await pollTask(server, taskId, (result) => result.status === 'input_required');
+    const key = Object.keys(asking.inputRequests as object)[0]!;
+    await server.modern('tasks/update', {
+      taskId,
+      inputResponses: { [key]: { action: 'decline' } },
+    });
+    const done = await pollTask(server, taskId, (result) => result.status === 'completed');
+    expect(JSON.stringify(done.result)).toContain('declined; no key was stored');
+    expect(storedKey(world.dataHome, 'w')).toBeUndefined();
+  });
+
+  it('a quick delegate answers as usual; a slow one becomes a task that completes with the same answer text', async ({
+    raw,
+    world,
+    provider,
+  }) => {
+    let slow = false;
+    const fake = await provider.start({
+      respond: () => ({ text: slow ? 'Slow answer.' : 'Quick answer.', delayMs: slow ? 1500 : 0 }),
+    });
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+    });
+    const server = raw({ DELEGATE_TASK_POLL_MS: '300', DELEGATE_CALL_TASK_AFTER_MS: '500' });
+    const quick = await server.modern('tools/call', {
+      name: 'delegate',
+      arguments: { task: 'Hi' },
+    });
+    expect(quick.result).toMatchObject({ resultType: 'complete' });
+    expect(quick.result).not.toHaveProperty('taskId');
+    expect(quick.result!.content![0]!.text).toContain('Quick answer.');
+    slow = true;
+    const started = await server.modern('tools/call', {
+      name: 'delegate',
+      arguments: { task: 'Hi' },
+    });
+    expect(started.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = started.result!.taskId as string;
+    expect(JSON.stringify(started.result!._meta)).toContain(`background task ${taskId}`);
+    const done = await pollTask(server, taskId, (result) => result.status === 'completed');
+    expect(done).toMatchObject({ result: { isError: false } });
+    const text = (done.result as { content: Array<{ text: string }> }).content[0]!.text;
+    expect(text).toContain('Slow answer.');
+    // Same shape as the quick call's text: the answer, then the usage line.
+    expect(text.replace('Slow', 'Quick').split('\n').length).toBe(
+      quick.result!.content![0]!.text.split('\n').length,
+    );
+    // A restarted server does not know the call: the error says to make it again.
+    server.child.kill();
+    const next = raw();
+    const gone = await next.modern('tasks/get', { taskId });
+    expect(gone.error?.code).toBe(-32602);
+    expect(gone.error?.message).toContain('Make the call again');
+  });
+
+  it('tasks/cancel stops a slow delegate_batch: cancelled, and a later tasks/get still says so', async ({
+    raw,
+    world,
+    provider,
+  }) => {
+    const fake = await provider.start({ respond: () => ({ kind: 'hang' }) });
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+    });
+    const server = raw({ DELEGATE_TASK_POLL_MS: '300', DELEGATE_CALL_TASK_AFTER_MS: '300' });
+    const started = await server.modern('tools/call', {
+      name: 'delegate_batch',
+      arguments: { jobs: [{ task: 'One' }, { task: 'Two' }] },
+    });
+    const taskId = started.result!.taskId as string;
+    await pollTask(server, taskId, () => fake.requests.length === 2);
+    const [first, second] = await Promise.all([
+      server.modern('tasks/cancel', { taskId }),
+      server.modern('tasks/cancel', { taskId }),
+    ]);
+    expect(first.result).toMatchObject({ resultType: 'complete' });
+    expect(second.result).toMatchObject({ resultType: 'complete' });
+    const got = await server.modern('tasks/get', { taskId });
+    expect(got.result).toMatchObject({ status: 'cancelled' });
+    // Bad arguments: the SDK's validation error, not a task.
+    const bad = await server.modern('tools/call', {
+      name: 'delegate_batch',
+      arguments: { jobs: [] },
+    });
+    expect(bad.result).toMatchObject({ resultType: 'complete', isError: true });
   });
 });

@@ -19,6 +19,11 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   /** Pass arguments the schema does not name to the handler (to refuse them by name) instead of dropping them. */
   shouldSeeUnknownArguments?: boolean;
   annotations: ToolAnnotations;
+  /**
+   * On a client with the MCP tasks extension, a call still running after a few seconds, or one
+   * that asks the user, becomes a native background task (`server/src/call-tasks.ts`).
+   */
+  runsAsTask?: boolean;
   handler(input: z.infer<z.ZodObject<Shape>>, run: ToolRun): string | Promise<string>;
 }
 
@@ -55,6 +60,27 @@ export interface UserQuestion {
   title: string;
   description: string;
 }
+
+/** A user question as the MCP elicitation form (the legacy elicitation request and a native task's `input_required` show the same one). */
+export function userQuestionForm(question: UserQuestion) {
+  return {
+    mode: 'form' as const,
+    message: question.message,
+    requestedSchema: {
+      type: 'object' as const,
+      properties: {
+        value: {
+          type: 'string' as const,
+          title: question.title,
+          description: question.description,
+        },
+      },
+      required: ['value'],
+    },
+  };
+}
+
+export type UserForm = ReturnType<typeof userQuestionForm>;
 
 export interface UserAnswer {
   action: 'accept' | 'decline' | 'cancel';

@@ -30,6 +30,7 @@ export const delegateBatchTool = defineTool({
         'The jobs; each takes the delegate fields (task, files, profile, write_to, max_output_tokens).',
       ),
   },
+  runsAsTask: true,
   annotations: RUNS_WORKERS,
   handler: async ({ jobs }, { context, services, call }) => {
     let finished = 0;

@@ -1,7 +1,13 @@
 import type { AppContext } from '../profiles/app-context.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { errorMessage } from '../util/user-error.ts';
-import { checkNoNulBytes, type Services, type ToolRun } from './define-tool.ts';
+import {
+  checkNoNulBytes,
+  userQuestionForm,
+  type Services,
+  type ToolRun,
+  type UserForm,
+} from './define-tool.ts';
 import { runTaskStart, type TaskStartInput } from './task-start.ts';
 
 /**
@@ -24,28 +30,20 @@ export interface NativeTask {
   /** Jobs are kept until task_cleanup: no expiry. */
   ttlMs: null;
   pollIntervalMs: number;
-  inputRequests?: Record<string, QuestionForm>;
+  inputRequests?: Record<string, InputRequest>;
   result?: { content: Array<{ type: 'text'; text: string }>; isError: boolean };
 }
 
-/** The worker's question as the `elicitation/create` form Claude Code shows the user. */
-interface QuestionForm {
+/** A question as `input_required` carries it: the same form the legacy door elicits. */
+export interface InputRequest {
   method: 'elicitation/create';
-  params: {
-    mode: 'form';
-    message: string;
-    requestedSchema: {
-      type: 'object';
-      properties: { answer: { type: 'string'; title: string; description: string } };
-      required: ['answer'];
-    };
-  };
+  params: UserForm;
 }
 
-/** One answer in `tasks/update`'s `inputResponses` (an `ElicitResult`). */
-interface InputResponse {
+/** One answer in `tasks/update`'s `inputResponses` (an `ElicitResult` of that form). */
+export interface InputResponse {
   action?: string;
-  content?: { answer?: unknown };
+  content?: { value?: unknown };
 }
 
 /** A JSON-RPC error for the transport to answer with (`-32602` for an unknown task). */
@@ -115,8 +113,8 @@ export function createTaskDoor({
       // Keys that are not outstanding (answered already, or never asked) are ignored.
       if (!question || !response) return;
       const answer =
-        response.action === 'accept' && typeof response.content?.answer === 'string'
-          ? response.content.answer
+        response.action === 'accept' && typeof response.content?.value === 'string'
+          ? response.content.value
           : DECLINED_ANSWER;
       // As task_answer does: to the mailbox of each job showing the question.
       for (const target of question.targets) {
@@ -214,19 +212,13 @@ export function createTaskDoor({
   }
 }
 
-function questionForm(message: string): QuestionForm {
+function questionForm(message: string): InputRequest {
   return {
     method: 'elicitation/create',
-    params: {
-      mode: 'form',
+    params: userQuestionForm({
       message,
-      requestedSchema: {
-        type: 'object',
-        properties: {
-          answer: { type: 'string', title: 'Answer', description: 'Your answer to the worker' },
-        },
-        required: ['answer'],
-      },
-    },
+      title: 'Answer',
+      description: 'Your answer to the worker',
+    }),
   };
 }

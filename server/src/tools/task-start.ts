@@ -163,7 +163,9 @@ export async function runTaskStart(
     where,
     ...start,
     preflight,
-    `poll: task_status ${current.id}`,
+    options.nativeTask
+      ? `Claude Code runs it as a background task: a worker question reaches the user as a form, and the result arrives when it ends; no need to poll (task_status ${current.id} for details)`
+      : `poll: task_status ${current.id}`,
   ].join('\n');
   return { job: current, text };
 }
