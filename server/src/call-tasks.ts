@@ -13,7 +13,7 @@ import { TaskRequestError, type InputResponse, type NativeTask } from './tools/t
 
 /**
  * Tool calls as native tasks (the MCP tasks extension), for the tools that may run long or ask
- * the user (`runsAsTask`): the call runs in this server as it would for the plain door; if it
+ * the user (`nativeTask: 'call'`): the call runs in this server as it would for the plain door; if it
  * ends within `afterMs` the client gets its result as usual, and if it is still running then, or
  * asks the user anything, the client gets a task instead, which it polls (`tasks/get`), answers
  * (`tasks/update`: the question is a form) and stops (`tasks/cancel`: the call's signal).

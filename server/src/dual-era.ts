@@ -8,7 +8,7 @@ import type { CallTasks } from './call-tasks.ts';
 import { guardTool, SERVER_NAME, type ServerDependencies } from './server.ts';
 import type { ToolDefinition } from './tools/define-tool.ts';
 import { TaskRequestError, type NativeTask, type TaskDoor } from './tools/task-door.ts';
-import { TASK_START_INPUT, type TaskStartInput } from './tools/task-start.ts';
+import type { TaskStartInput } from './tools/task-start.ts';
 
 /**
  * Serves both protocol eras on one stdio connection, in front of the SDK 1.32 server (which
@@ -16,7 +16,7 @@ import { TASK_START_INPUT, type TaskStartInput } from './tools/task-start.ts';
  * client (protocol 2026-07-28: no handshake, `_meta` on every request) is answered here for
  * `server/discover` and the tasks extension's `tasks/*`. When a request declares the extension,
  * its `task_start` becomes a task on the job store (`tools/task-door.ts`), and the tools that
- * may run long or ask the user (`runsAsTask`) run here and become a task when they do
+ * may run long or ask the user (`nativeTask: 'call'`) run here and become a task when they do
  * (`call-tasks.ts`). Everything else goes to the SDK, and its result gets the `resultType` and
  * `serverInfo` the modern era requires. Why this and not SDK v2:
  * docs/design/native-mcp-tasks.md §3.
@@ -37,8 +37,6 @@ const UNSUPPORTED_VERSION = -32022;
 const MISSING_CAPABILITY = -32021;
 const INTERNAL_ERROR = -32603;
 
-const taskStartArguments = z.object(TASK_START_INPUT);
-
 /** A JSON-RPC message as the wrapper reads it (any of request, notification, response). */
 interface Message {
   jsonrpc: '2.0';
@@ -54,7 +52,7 @@ export interface DualEraDependencies extends Pick<ServerDependencies, 'context' 
   instructions: string;
   /** The task door (created lazily by the caller: nothing heavy loads before the first call). */
   door: TaskDoor;
-  /** Tool calls as tasks; `tools` are the ones it may run (those with `runsAsTask`). */
+  /** Tool calls as tasks; `tools` are the ones it may run (those with `nativeTask`). */
   calls: CallTasks;
   tools: readonly ToolDefinition[];
 }
@@ -149,25 +147,23 @@ function handleModern(
     );
     return 'handled';
   }
-  if (method === 'tools/call' && hasTasks && message.params?.name === 'task_start') {
-    const parsed = taskStartArguments.safeParse(message.params.arguments ?? {});
-    // Bad arguments: the SDK answers with today's validation error.
-    if (!parsed.success) return 'pass-modern';
-    void startAsTask(parsed.data, dependencies).then(reply, (error: unknown) =>
-      answerError(error, fail, dependencies, method),
-    );
-    return 'handled';
-  }
   const tool =
     method === 'tools/call' && hasTasks
-      ? dependencies.tools.find((one) => one.runsAsTask && one.name === message.params?.name)
+      ? dependencies.tools.find((one) => one.nativeTask && one.name === message.params?.name)
       : undefined;
   if (tool) {
     const schema = tool.shouldSeeUnknownArguments
       ? z.looseObject(tool.inputSchema)
       : z.object(tool.inputSchema);
     const parsed = schema.safeParse(message.params?.arguments ?? {});
+    // Bad arguments: the SDK answers with today's validation error.
     if (!parsed.success) return 'pass-modern';
+    if (tool.nativeTask === 'job') {
+      void startAsTask(parsed.data as TaskStartInput, dependencies).then(reply, (error: unknown) =>
+        answerError(error, fail, dependencies, method),
+      );
+      return 'handled';
+    }
     const progressToken = (meta as { progressToken?: string | number }).progressToken;
     let answered = false;
     const progress = async (text: string, progress: number, total?: number) => {

@@ -20,10 +20,11 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   shouldSeeUnknownArguments?: boolean;
   annotations: ToolAnnotations;
   /**
-   * On a client with the MCP tasks extension, a call still running after a few seconds, or one
-   * that asks the user, becomes a native background task (`server/src/call-tasks.ts`).
+   * On a client with the MCP tasks extension (`server/src/dual-era.ts`): `job`, the call is a
+   * native background task on the job store (task_start); `call`, a call still running after a
+   * few seconds, or one that asks the user, becomes one (`server/src/call-tasks.ts`).
    */
-  runsAsTask?: boolean;
+  nativeTask?: 'job' | 'call';
   handler(input: z.infer<z.ZodObject<Shape>>, run: ToolRun): string | Promise<string>;
 }
 

@@ -30,7 +30,7 @@ export const delegateBatchTool = defineTool({
         'The jobs; each takes the delegate fields (task, files, profile, write_to, max_output_tokens).',
       ),
   },
-  runsAsTask: true,
+  nativeTask: 'call',
   annotations: RUNS_WORKERS,
   handler: async ({ jobs }, { context, services, call }) => {
     let finished = 0;

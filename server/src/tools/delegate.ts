@@ -47,7 +47,7 @@ export const delegateTool = defineTool({
     'reading big files (logs, dumps, generated code) to summarise, extract, search or draft. ' +
     'Long answers come back as a preview and a file path (write_to picks it).',
   inputSchema: DELEGATE_FIELDS,
-  runsAsTask: true,
+  nativeTask: 'call',
   annotations: RUNS_WORKERS,
   handler: (input, { context, services, call }) =>
     withHeartbeat(call, 'waiting for the worker', async () =>

@@ -12,7 +12,7 @@ export const providerKeyTool = defineTool({
     "Asks the USER for a profile's API key in a form (copilot: a GitHub login), stores it bound to its host; the key never reaches you.",
   inputSchema: { profile: z.string().describe('Profile name.') },
   shouldSeeUnknownArguments: true,
-  runsAsTask: true,
+  nativeTask: 'call',
   annotations: WRITES_LOCAL_FILES,
   handler: async (input, { context, services, call }) => {
     const extra = Object.keys(input).filter((name) => name !== 'profile');

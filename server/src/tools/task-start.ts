@@ -6,7 +6,7 @@ import { checkProfileArgument, defineTool, type ToolRun } from './define-tool.ts
 import type { JobFile } from '../store/job-file.ts';
 
 /** task_start's arguments (its schema, also checked by the native-task door). */
-export const TASK_START_INPUT = {
+const TASK_START_INPUT = {
   task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
   agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
   profile: z.string().min(1).optional().describe('Worker profile (see providers).'),
@@ -91,6 +91,7 @@ export const taskStartTool = defineTool({
     'test preflight. In a git repo it works in a disposable worktree on branch delegate/<id>. Poll ' +
     'task_status, answer with task_answer, review with task_result.',
   inputSchema: TASK_START_INPUT,
+  nativeTask: 'job',
   annotations: RUNS_WORKERS,
   handler: async (input, run) => (await runTaskStart(input, run)).text,
 });
