@@ -273,6 +273,133 @@ describe('provider_key and a slow delegate as native tasks in the real Claude Co
   });
 });
 
+/**
+ * What the user does from Claude Code's own UI: stop a task from the background-task panel,
+ * and Esc ("answer later") on its question form.
+ *
+ * Keys measured on 2.1.328 (status bar "2 background tasks · ↓ to manage"):
+ * - ↓ at the empty prompt focuses the status bar ("enter to view tasks"), Enter opens the panel:
+ *   "Background / 1 active shell / ❯ ● delegate: this project's task questions… running /
+ *   MCP tasks / ● plugin:delegate:workers/task_start  working · t_xxxxxx /
+ *   ↑/↓ to navigate · x to stop · Enter to view · Esc to close". The plugin monitor's shell is
+ *   the first row, so one more ↓ selects our task.
+ * - Enter on it shows its details ("Server task: t_xxxxxx … Runs on the server, and keeps
+ *   running after you exit this session. / x to stop · Enter/Space to close · Esc to go back";
+ *   while it waits for an answer: "⚠ The server is waiting for your answer / x to stop ·
+ *   Enter to answer · Esc to go back").
+ * - x there stops it (tasks/cancel); Enter there (when waiting) brings the question form back.
+ */
+const DOWN = '\u001b[B';
+const ENTER = '\r';
+const ESC = '\u001b';
+
+const eventsOf = (id: string) =>
+  readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { type: string; detail: string });
+
+/** Types `keys`, then waits until what the CLI drew since holds `text`; returns that text. */
+async function press(claude: InteractiveClaude, keys: string, text: string): Promise<string> {
+  const mark = claude.screen().length;
+  claude.type(keys);
+  await waitFor(() => plain(claude.screen().slice(mark)).includes(text), 15_000, 100);
+  return plain(claude.screen().slice(mark));
+}
+
+/** From the idle prompt: open the background-task panel, select our MCP task, show its details. */
+async function openTaskDetails(claude: InteractiveClaude, id: string): Promise<string> {
+  await press(claude, DOWN, 'to view tas'); // "enter to view tasks", cut short when the bar is full
+  const panel = await press(claude, ENTER, 'MCP tasks');
+  expect(panel).toContain('plugin:delegate:workers/task_start');
+  expect(panel).toContain(id);
+  await settle(500);
+  claude.type(DOWN); // past the plugin monitor's shell, the first row
+  await settle(1_000);
+  return press(claude, ENTER, 'Runs on the server, and keeps running after you exit this session.');
+}
+
+const taskId = () => /started server-side task (t_[a-z0-9]{6})/.exec(sentToModel())![1]!;
+
+describe("a native MCP task in Claude Code's own UI (interactive)", () => {
+  it('the user stops it from the background-task panel: the job is cancelled, no worker process is left', async () => {
+    worker = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
+    writeWorkerConfig(worker);
+    const claude = await startSession(false);
+    await waitFor(() => sentToModel().includes('started server-side task t_'), 60_000, 100);
+    const id = taskId();
+    await waitFor(() => jobOf(id).state === 'running' && !!jobOf(id).worker, 30_000, 100);
+    await waitFor(() => plain(claude.screen()).includes('↓ to manage'), 30_000, 100);
+    await settle(1_000);
+
+    const details = await openTaskDetails(claude, id);
+    expect(details).toContain('x to stop');
+    expect(jobOf(id).state).toBe('running');
+    const asked = supervisor!.requests.length;
+    const stopped = claude.screen().length;
+    claude.type('x');
+
+    await waitFor(() => jobOf(id).state === 'cancelled', 30_000, 200);
+    const pid = jobOf(id).worker?.pid;
+    expect(pid).toBeDefined();
+    await waitFor(() => liveProcesses(({ group }) => group === pid).length === 0, scaledMs(10_000));
+    expect(eventsOf(id).at(-1)).toMatchObject({
+      type: 'state',
+      detail: expect.stringMatching(/^cancelled/),
+    });
+    // The task is gone from the panel and the status bar; no model turn is started for it.
+    // ("✻ … · 1 monitor still running", was "2 background tasks still running").
+    await waitFor(() => plain(claude.screen().slice(stopped)).includes('1 monitor'), 15_000, 100);
+    await settle(2_000);
+    expect(supervisor!.requests.length).toBe(asked);
+  });
+
+  it('Esc on the question form: nothing is answered, the task keeps waiting, and the user answers later through the panel', async () => {
+    worker = await startFakeProvider({
+      respond: byAssistantTurn([
+        {
+          toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
+        },
+        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
+        { text: 'Fixed add().' },
+      ]),
+    });
+    writeWorkerConfig(worker);
+    const claude = await startSession(false);
+    await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
+    expect(plain(claude.screen())).toContain('Esc to answer later');
+    const id = taskId();
+
+    // Esc: the form closes, Claude Code sends no answer (no tasks/update reaches the job).
+    const mark = claude.screen().length;
+    claude.type(ESC);
+    await settle(5_000); // ten polls at DELEGATE_TASK_POLL_MS=500
+    expect(jobOf(id).state).toBe('needs_input');
+    expect(eventsOf(id).map((event) => event.type)).not.toContain('answered');
+    expect(worker.requests).toHaveLength(1);
+    // The form does not come back by itself.
+    expect(plain(claude.screen().slice(mark))).not.toContain('requests your input');
+
+    // Later: the panel lists it as waiting; its details offer "Enter to answer".
+    const details = await openTaskDetails(claude, id);
+    expect(details).toContain('The server is waiting for your answer');
+    expect(details).toContain('needs_input: "Should add() take'); // the rest wraps
+    await press(claude, ENTER, 'requests your input');
+    claude.type('Numbers only.');
+    await settle(500);
+    claude.type(ENTER);
+    await settle(1_000);
+    claude.type(ENTER);
+
+    await waitFor(() => sentToModel().includes('<status>completed</status>'), 60_000, 200);
+    expect(eventsOf(id)).toContainEqual(
+      expect.objectContaining({ type: 'answered', detail: 'Numbers only.' }),
+    );
+    expect(JSON.stringify(worker.requests[1]!.body.messages)).toContain('Numbers only.');
+    expect(jobOf(id).state).toBe('done');
+  });
+});
+
 describe('where Claude Code declines native tasks: the plain task_start', () => {
   const declines: Array<[string, Record<string, string>]> = [
     [
