@@ -130,6 +130,21 @@ function writeWorkerConfig(fake: FakeProvider): void {
   });
 }
 
+/** A worker that first asks "Should add() take strings?", then fixes add(). */
+async function startAskingWorker(): Promise<FakeProvider> {
+  const asking = await startFakeProvider({
+    respond: byAssistantTurn([
+      {
+        toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
+      },
+      { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
+      { text: 'Fixed add().' },
+    ]),
+  });
+  writeWorkerConfig(asking);
+  return asking;
+}
+
 const jobOf = (id: string) =>
   JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8')) as {
     state: string;
@@ -138,16 +153,7 @@ const jobOf = (id: string) =>
 
 describe('task_start as a native task in the real Claude Code (interactive)', () => {
   it('becomes a background task; the worker question is answered through the form; completion starts a turn with the result', async () => {
-    worker = await startFakeProvider({
-      respond: byAssistantTurn([
-        {
-          toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
-        },
-        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
-        { text: 'Fixed add().' },
-      ]),
-    });
-    writeWorkerConfig(worker);
+    worker = await startAskingWorker();
     const claude = await startSession(false);
 
     // The call became a background task, and the model read our note naming the job.
@@ -177,16 +183,7 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
   });
 
   it('Decline in the form: the worker is told to go on alone, and the task still completes', async () => {
-    worker = await startFakeProvider({
-      respond: byAssistantTurn([
-        {
-          toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
-        },
-        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
-        { text: 'Fixed add().' },
-      ]),
-    });
-    writeWorkerConfig(worker);
+    worker = await startAskingWorker();
     const claude = await startSession(false);
     await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
     // Down to the buttons, right to Decline, Enter (measured on 2.1.328).
@@ -355,16 +352,7 @@ describe("a native MCP task in Claude Code's own UI (interactive)", () => {
   });
 
   it('Esc on the question form: nothing is answered, the task keeps waiting, and the user answers later through the panel', async () => {
-    worker = await startFakeProvider({
-      respond: byAssistantTurn([
-        {
-          toolUses: [{ name: 'ask_supervisor', input: { question: 'Should add() take strings?' } }],
-        },
-        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
-        { text: 'Fixed add().' },
-      ]),
-    });
-    writeWorkerConfig(worker);
+    worker = await startAskingWorker();
     const claude = await startSession(false);
     await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
     expect(plain(claude.screen())).toContain('Esc to answer later');

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect } from 'vitest';
-import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
+import { byAssistantTurn, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
 import { FIXED_ADD } from '../helpers/git-project.ts';
 import { SERVER_BUNDLE } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
@@ -121,6 +121,26 @@ async function pollTask(
   }
 }
 
+/** Makes `fake` the worker profile `w`, the only one, so the default. */
+function useWorker(world: { writeConfig(config: object): void }, fake: FakeProvider): void {
+  world.writeConfig({
+    profiles: {
+      w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+    },
+  });
+}
+
+/** task_start as a task on `server`, once its worker is waiting on `fake` (which hangs). */
+async function startHungTask(server: RawServer, fake: FakeProvider): Promise<string> {
+  const started = await server.modern('tools/call', {
+    name: 'task_start',
+    arguments: { task: 'Think forever', isolation: 'none' },
+  });
+  const taskId = started.result!.taskId as string;
+  await pollTask(server, taskId, () => fake.requests.length > 0);
+  return taskId;
+}
+
 describe('one server, both protocol eras', () => {
   it('a legacy client (initialize) lists every tool; server/discover is answered', async ({
     raw,
@@ -189,11 +209,7 @@ describe('one server, both protocol eras', () => {
         { text: 'Fixed add().' },
       ]),
     });
-    world.writeConfig({
-      profiles: {
-        w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
-      },
-    });
+    useWorker(world, fake);
     const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
     const started = await server.modern('tools/call', {
       name: 'task_start',
@@ -260,11 +276,7 @@ describe('one server, both protocol eras', () => {
         { text: 'Went with blue.' },
       ]),
     });
-    world.writeConfig({
-      profiles: {
-        w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
-      },
-    });
+    useWorker(world, fake);
     const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
     const started = await server.modern('tools/call', {
       name: 'task_start',
@@ -289,18 +301,9 @@ describe('one server, both protocol eras', () => {
     provider,
   }) => {
     const fake = await provider.start({ respond: () => ({ kind: 'hang' }) });
-    world.writeConfig({
-      profiles: {
-        w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
-      },
-    });
+    useWorker(world, fake);
     const server = raw();
-    const started = await server.modern('tools/call', {
-      name: 'task_start',
-      arguments: { task: 'Think forever', isolation: 'none' },
-    });
-    const taskId = started.result!.taskId as string;
-    await pollTask(server, taskId, () => fake.requests.length > 0);
+    const taskId = await startHungTask(server, fake);
     const job = JSON.parse(
       readFileSync(join(world.dataHome, 'jobs', taskId, 'job.json'), 'utf8'),
     ) as { worker: { pid: number } };
@@ -378,18 +381,9 @@ describe('one server, both protocol eras', () => {
     provider,
   }) => {
     const fake = await provider.start({ respond: () => ({ kind: 'hang' }) });
-    world.writeConfig({
-      profiles: {
-        w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
-      },
-    });
+    useWorker(world, fake);
     const first = raw();
-    const started = await first.modern('tools/call', {
-      name: 'task_start',
-      arguments: { task: 'Think forever', isolation: 'none' },
-    });
-    const taskId = started.result!.taskId as string;
-    await pollTask(first, taskId, () => fake.requests.length > 0);
+    const taskId = await startHungTask(first, fake);
     first.child.stdin.end();
     await new Promise((resolve) => first.child.once('exit', resolve));
     const second = raw();
@@ -404,11 +398,7 @@ describe('one server, both protocol eras', () => {
     provider,
   }) => {
     const fake = await provider.start({ respond: () => ({ text: 'Nothing to do.' }) });
-    world.writeConfig({
-      profiles: {
-        w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
-      },
-    });
+    useWorker(world, fake);
     const server = raw();
     const started = await server.modern(
       'tools/call',
@@ -454,26 +444,32 @@ describe('one server, both protocol eras', () => {
 describe('delegate, delegate_batch and provider_key as tasks (modern client with the tasks extension)', () => {
   const KEY = 'sk-native-form-0123456789abcdef';
 
-  it('provider_key becomes a task whose form takes the key: stored for its host, never in any answer the client gets', async ({
-    raw,
-    world,
-  }) => {
+  /** provider_key for a profile that needs a key, polled until its form is outstanding. */
+  async function askForKey(server: RawServer, world: { writeConfig(config: object): void }) {
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
     });
-    const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
     const started = await server.modern('tools/call', {
       name: 'provider_key',
       arguments: { profile: 'w' },
     });
-    expect(started.result).toMatchObject({ resultType: 'task', status: 'working' });
     const taskId = started.result!.taskId as string;
-    expect(taskId).toMatch(/^c_[A-Za-z0-9_-]{16}$/);
-    expect(JSON.stringify(started.result!._meta)).toContain('waiting for the user');
     const asking = await pollTask(server, taskId, (result) => result.status === 'input_required');
     const [[key, request]] = Object.entries(asking.inputRequests as Record<string, any>) as [
       [string, any],
     ];
+    return { started: started.result!, taskId, key, request };
+  }
+
+  it('provider_key becomes a task whose form takes the key: stored for its host, never in any answer the client gets', async ({
+    raw,
+    world,
+  }) => {
+    const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
+    const { started, taskId, key, request } = await askForKey(server, world);
+    expect(started).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(taskId).toMatch(/^c_[A-Za-z0-9_-]{16}$/);
+    expect(JSON.stringify(started._meta)).toContain('waiting for the user');
     expect(request).toMatchObject({
       method: 'elicitation/create',
       params: { mode: 'form', requestedSchema: { required: ['value'] } },
@@ -504,17 +500,8 @@ describe('delegate, delegate_batch and provider_key as tasks (modern client with
     raw,
     world,
   }) => {
-    world.writeConfig({
-      profiles: { w: { format: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
-    });
     const server = raw({ DELEGATE_TASK_POLL_MS: '300' });
-    const started = await server.modern('tools/call', {
-      name: 'provider_key',
-      arguments: { profile: 'w' },
-    });
-    const taskId = started.result!.taskId as string;
-    const asking = await pollTask(server, taskId, (result) => result.status === 'input_required');
-    const key = Object.keys(asking.inputRequests as object)[0]!;
+    const { taskId, key } = await askForKey(server, world);
     await server.modern('tasks/update', {
       taskId,
       inputResponses: { [key]: { action: 'decline' } },
