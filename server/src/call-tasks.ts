@@ -89,8 +89,9 @@ export function createCallTasks(dependencies: CallTaskDependencies): CallTasks {
     return record;
   }
 
-  function describe(record: CallRecord): NativeTask {
-    const base = {
+  /** The fields every state shares. */
+  function shape(record: CallRecord) {
+    return {
       taskId: record.id,
       statusMessage: record.statusMessage,
       createdAt: record.createdAt,
@@ -98,6 +99,10 @@ export function createCallTasks(dependencies: CallTaskDependencies): CallTasks {
       ttlMs: null,
       pollIntervalMs: dependencies.pollIntervalMs,
     };
+  }
+
+  function describe(record: CallRecord): NativeTask {
+    const base = shape(record);
     if (record.cancelled) return { ...base, status: 'cancelled' };
     if (record.outcome) {
       const content = record.outcome.content.flatMap((part) =>
@@ -163,20 +168,13 @@ export function createCallTasks(dependencies: CallTaskDependencies): CallTasks {
           setTimeout(() => records.delete(record.id), KEEP_ENDED_MS).unref();
         },
       );
-      let timer: NodeJS.Timeout | undefined;
-      const window = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, dependencies.afterMs);
-      });
       byRequest.set(request.id, record.controller);
-      await Promise.race([record.ended, askedUser, window]);
-      clearTimeout(timer);
+      await within(dependencies.afterMs, Promise.race([record.ended, askedUser]));
       byRequest.delete(request.id);
-      if (record.outcome && !record.question) return { result: record.outcome };
+      if (record.outcome) return { result: record.outcome };
       records.set(record.id, record);
       // Created as working: the first tasks/get (Claude Code polls at once) shows a question.
-      const task: NativeTask = { ...describe(record), status: 'working' };
-      delete task.inputRequests;
-      delete task.result;
+      const task: NativeTask = { ...shape(record), status: 'working' };
       const text = record.question
         ? `${tool.name} is waiting for the user: Claude Code shows them its form. It runs as background task ${record.id}; its result arrives when they answer. Do not call it again meanwhile.`
         : `${tool.name} is taking a while, so it runs as background task ${record.id}; its result arrives when it ends. Carry on meanwhile; do not call it again.`;
@@ -216,7 +214,7 @@ export function createCallTasks(dependencies: CallTaskDependencies): CallTasks {
         record.question?.answer({ action: 'cancel' });
         record.question = undefined;
       }
-      await endedOrLater(record.ended);
+      await within(CANCEL_WAIT_MS, record.ended);
     },
 
     abortRequest(requestId) {
@@ -225,12 +223,9 @@ export function createCallTasks(dependencies: CallTaskDependencies): CallTasks {
   };
 }
 
-/** `ended`, or `CANCEL_WAIT_MS` if it takes longer: a stop answers even when a call hangs. */
-async function endedOrLater(ended: Promise<unknown>): Promise<void> {
+/** Waits for `settled`, but `ms` at most (a stop answers even when a call hangs). */
+async function within(ms: number, settled: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    ended,
-    new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS))),
-  ]);
+  await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
 }

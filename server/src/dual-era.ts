@@ -3,10 +3,9 @@ import type {
   TransportSendOptions,
 } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import type { CallTasks } from './call-tasks.ts';
 import { guardTool, SERVER_NAME, type ServerDependencies } from './server.ts';
-import type { ToolDefinition } from './tools/define-tool.ts';
+import { argumentSchema, type ToolDefinition } from './tools/define-tool.ts';
 import { TaskRequestError, type NativeTask, type TaskDoor } from './tools/task-door.ts';
 import type { TaskStartInput } from './tools/task-start.ts';
 
@@ -152,10 +151,7 @@ function handleModern(
       ? dependencies.tools.find((one) => one.nativeTask && one.name === message.params?.name)
       : undefined;
   if (tool) {
-    const schema = tool.shouldSeeUnknownArguments
-      ? z.looseObject(tool.inputSchema)
-      : z.object(tool.inputSchema);
-    const parsed = schema.safeParse(message.params?.arguments ?? {});
+    const parsed = argumentSchema(tool).safeParse(message.params?.arguments ?? {});
     // Bad arguments: the SDK answers with today's validation error.
     if (!parsed.success) return 'pass-modern';
     if (tool.nativeTask === 'job') {

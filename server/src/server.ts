@@ -5,7 +5,6 @@ import type {
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import type { AppContext } from './profiles/app-context.ts';
 import type {
   Services,
@@ -14,7 +13,7 @@ import type {
   UserAnswer,
   UserQuestion,
 } from './tools/define-tool.ts';
-import { userQuestionForm } from './tools/define-tool.ts';
+import { argumentSchema, userQuestionForm } from './tools/define-tool.ts';
 import { describeFileSystemError } from './util/file-system-error.ts';
 import { UserError } from './util/user-error.ts';
 
@@ -51,9 +50,7 @@ export function createServer(dependencies: ServerDependencies): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.shouldSeeUnknownArguments
-          ? z.looseObject(tool.inputSchema)
-          : tool.inputSchema,
+        inputSchema: argumentSchema(tool),
         annotations: { title: tool.title, ...tool.annotations },
       },
       async (input: unknown, extra: ToolExtra) =>

@@ -15,7 +15,8 @@ import { FIXED_ADD } from '../helpers/git-project.ts';
 import { SERVER_BUNDLE } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
 import { taskTest } from '../helpers/task-world.ts';
-import { scaledMs } from '../helpers/timing.ts';
+import { scaledMs, settle } from '../helpers/timing.ts';
+import { readLedger } from '../../server/src/calls/ledger.ts';
 import { storedKey } from '../../server/src/profiles/credentials.ts';
 import { TOOLS } from '../../server/src/tools/registry.ts';
 
@@ -555,12 +556,13 @@ describe('delegate, delegate_batch and provider_key as tasks (modern client with
     expect(gone.error?.message).toContain('Make the call again');
   });
 
-  it('tasks/cancel stops a slow delegate_batch: cancelled, and a later tasks/get still says so', async ({
+  it('tasks/cancel stops a slow delegate_batch: its calls are aborted (no answer lands after), and tasks/get says cancelled', async ({
     raw,
     world,
     provider,
   }) => {
-    const fake = await provider.start({ respond: () => ({ kind: 'hang' }) });
+    // Each answer comes late: a call not aborted by the cancel would land it in the ledger.
+    const fake = await provider.start({ respond: () => ({ text: 'Late.', delayMs: 1_500 }) });
     world.writeConfig({
       profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
     });
@@ -579,6 +581,11 @@ describe('delegate, delegate_batch and provider_key as tasks (modern client with
     expect(second.result).toMatchObject({ resultType: 'complete' });
     const got = await server.modern('tasks/get', { taskId });
     expect(got.result).toMatchObject({ status: 'cancelled' });
+    await settle(2_500);
+    expect(readLedger(world.dataHome).filter((line) => line.outcome === 'ok')).toEqual([]);
+    expect((await server.modern('tasks/get', { taskId })).result).toMatchObject({
+      status: 'cancelled',
+    });
     // Bad arguments: the SDK's validation error, not a task.
     const bad = await server.modern('tools/call', {
       name: 'delegate_batch',

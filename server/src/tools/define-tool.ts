@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AppContext } from '../profiles/app-context.ts';
 import type { ToolAnnotations } from './annotations.ts';
 import type * as ServicesModule from './services.ts';
@@ -104,6 +104,13 @@ export function defineTool<Shape extends z.ZodRawShape>(
       return tool.handler(input, run);
     },
   };
+}
+
+/** How a tool's arguments are checked: its shape, keeping unknown names when it asks to see them. */
+export function argumentSchema(tool: ToolDefinition): z.ZodObject {
+  return tool.shouldSeeUnknownArguments
+    ? z.looseObject(tool.inputSchema)
+    : z.object(tool.inputSchema);
 }
 
 /** Refuses arguments holding a NUL byte (what every tool's handler checks first). */
