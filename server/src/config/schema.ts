@@ -195,6 +195,41 @@ export const largeReadSchema = z.strictObject({
     .optional(),
 });
 
+/** A runner's ssh host: a name or an IP literal, never something ssh would read as an option. */
+const SSH_HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]+)$/;
+const absolutePath = (what: string) =>
+  z
+    .string({ error: `must be ${what}` })
+    .refine((value) => /^(?:\/|~\/)/.test(value) && !/[\0\n]/.test(value), {
+      error: `must be ${what} (absolute, or starting with ~/)`,
+    });
+
+/** A machine tasks can run their commands on (`runners.<name>`); only the user's config may define one. */
+export const runnerSchema = z.strictObject({
+  type: z.literal('ssh', { error: 'must be "ssh" (the only kind of runner)' }),
+  host: z
+    .string()
+    .regex(SSH_HOST, { error: 'must be a host name or IP address, e.g. "build-1.lan"' }),
+  port: z.int({ error: 'must be a port number' }).min(1).max(65_535).optional(),
+  user: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9._-]{0,63}$/, { error: 'must be a login name on the runner' })
+    .optional(),
+  identityFile: absolutePath('the path of an ssh private key').optional(),
+  knownHostsFile: absolutePath('the path of a known_hosts file').optional(),
+  workdir: z
+    .string({ error: 'must be an absolute directory on the runner, e.g. "/srv/delegate"' })
+    .regex(/^\/[^\0\n]*$/, {
+      error: 'must be an absolute directory on the runner, e.g. "/srv/delegate"',
+    }),
+  maxTasks: z
+    .int({ error: 'must be the number of tasks the runner takes at once' })
+    .positive()
+    .optional(),
+});
+export type RunnerConfig = z.infer<typeof runnerSchema>;
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   defaultProfile: z.string({ error: 'must be the name of a profile' }).optional(),
@@ -212,6 +247,14 @@ export const configSchema = z.strictObject({
     )
     .optional(),
   largeRead: largeReadSchema.optional(),
+  runners: z
+    .record(z.string().regex(PROFILE_NAME), runnerSchema, {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? `is not a valid runner name: use ${PROFILE_NAME_RULE}`
+          : undefined,
+    })
+    .optional(),
   sandbox: z
     .enum(SANDBOX_MODES, {
       error: 'must be "required", "auto" or "off" (OS sandbox of task commands)',

@@ -12,6 +12,7 @@ import {
   SANDBOX_MODES,
   type ConfigFile,
   type SandboxMode,
+  type RunnerConfig,
 } from '../config/schema.ts';
 import type { ProfileSource, ResolvedProfile } from '../config/resolved-profile.ts';
 
@@ -32,6 +33,8 @@ export interface LoadedConfig {
   defaultFrom?: string;
   /** Set when DELEGATE_BASE_URL/DELEGATE_MODEL are set but a configured profile named "env" wins. */
   envProfileIgnored?: string;
+  /** Machines tasks can run their commands on: from the user's config only. */
+  runners?: ReadonlyMap<string, RunnerConfig>;
   /** Project-file settings that were not applied (see `keepUserEndpoint`), for `providers`. */
   warnings?: string[];
   /** Config files that were found and read. */
@@ -96,6 +99,7 @@ export function loadConfig(
   const userProfiles: ResolvedProfile[] = [];
   const warnings: string[] = [];
   let tasks: LoadedConfig['tasks'] = {};
+  const runners = new Map<string, RunnerConfig>();
   const layers: Array<[string, ProfileSource]> = [
     [configPath(dataHome), 'config'],
     [projectConfigPath(projectDir), 'project'],
@@ -123,6 +127,13 @@ export function loadConfig(
     budget = tighterBudget(budget, config.budget);
     if (config.sandbox) sandboxBySource[source] = config.sandbox;
     tasks = tighterLimits(tasks, config.tasks);
+    if (config.runners && source === 'project') {
+      warnings.push(
+        `WARNING: ${file} defines runners (${Object.keys(config.runners).join(', ')}), which only your own config may do: a repository must not choose which machines your tasks log in to. They are ignored; add the ones you trust to ${configPath(dataHome)}.`,
+      );
+    } else {
+      for (const [name, runner] of Object.entries(config.runners ?? {})) runners.set(name, runner);
+    }
   }
   checkFailoverChains(profiles);
   const envProfile = readEnvProfile(env, dataHome);
@@ -154,6 +165,7 @@ export function loadConfig(
           envProfileIgnored: `DELEGATE_BASE_URL/DELEGATE_MODEL are set, but the profile "env" in ${configuredEnv.origin} takes that name and wins; rename it to use the environment profile.`,
         }
       : {}),
+    runners,
     ...(warnings.length ? { warnings } : {}),
     files,
     configFile: configPath(dataHome),

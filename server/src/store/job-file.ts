@@ -99,6 +99,29 @@ export interface PinnedRepository {
  * Where a task's git metadata is, taken once when the task starts (before any worker ran):
  * every later git call of the product names these instead of discovering them again.
  */
+/**
+ * A task's runner as it was at the start (`runners.<name>` of the user's config): later config
+ * changes do not move a running task. Paths and names only; no secret.
+ */
+export interface RecordedRunner {
+  name: string;
+  host: string;
+  port?: number;
+  user?: string;
+  identityFile?: string;
+  knownHostsFile?: string;
+  /** The runner's folder for tasks. */
+  workdir: string;
+  /** The task's folder there: `<workdir>/<task id>`, holding `tree/` (the checkout) and `tmp/`. */
+  taskDir: string;
+  /** Commands run in bubblewrap there: they write only the checkout (never its `.git`) and tmp, with no network. */
+  sandboxed: boolean;
+  /** `bash` when the runner has it, else `sh`. */
+  shell: 'bash' | 'sh';
+  /** Tasks the runner takes at once, across sessions. */
+  maxTasks?: number;
+}
+
 export interface RecordedGit extends PinnedRepository {
   /** The shared repository (objects, refs, config): `gitDir` itself outside a linked worktree. */
   commonDir: string;
@@ -166,6 +189,8 @@ export interface JobFile extends JobSummary {
   questionTimeoutS: number;
   /** The detached worker process; its process group id is its pid. */
   worker?: { pid: number; startTime: string };
+  /** The machine run_bash and the test command run on, when not this one. */
+  runner?: RecordedRunner;
   /** Whether run_bash and the test command run in the OS sandbox (absent on tasks from before it). */
   sandboxed?: boolean;
   /** Why the task runs unsandboxed, or what the sandbox could not enforce here. */

@@ -6,6 +6,7 @@
  */
 import type { SandboxPolicy } from '../sandbox/index.ts';
 import { workerEnv } from '../sandbox/worker-env.ts';
+import type { RemoteTask } from '../runners/remote-shell.ts';
 import type { Environment } from '../config/paths.ts';
 import { appendEvent } from '../store/job-store.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
@@ -82,6 +83,8 @@ export function createTaskFixRounds(
     dataHome: string;
     env: Environment;
     sandbox?: SandboxPolicy;
+    /** The runner the tests run on, when the task has one. */
+    remote?: RemoteTask;
     turnsPerRound: number;
     signal: AbortSignal;
     onActivity(activity: string): void;
@@ -99,6 +102,7 @@ export function createTaskFixRounds(
         workerEnv(options.env),
         VERIFY_TIMEOUT_MS,
         options.sandbox,
+        options.remote,
       );
       appendEvent(options.dataHome, job.id, 'verify', `${facts.command} → exit ${facts.exitCode}`);
       return facts;

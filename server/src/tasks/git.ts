@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { PinnedRepository } from '../store/job-file.ts';
+import { shellQuote } from '../util/shell-quote.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -34,6 +35,11 @@ const HARDENED_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['core.quotePath', 'false'],
 ];
 const HARDENED_ARGS = HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+
+/** The same settings as words of a shell command line, for git run on a runner over ssh. */
+export const HARDENED_SHELL_ARGS = HARDENED_CONFIG.map(
+  ([key, value]) => `-c ${shellQuote(`${key}=${value}`)}`,
+).join(' ');
 
 /** Config keys that {@link HARDENED_CONFIG} pins: tests check each against a planted config. */
 export const HARDENED_KEYS = HARDENED_CONFIG.map(([key]) => key);
@@ -88,6 +94,43 @@ export async function git(cwd: string, args: string[], options: GitOptions = {})
       failure.code === 'ENOENT' ? ' (is git installed and does the directory exist?)' : '';
     throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${detail}${hint}`, { cause: error });
   }
+}
+
+/**
+ * Like {@link git}, with bytes in and out: `input` on stdin, stdout returned whole (packs,
+ * binary diffs). A failure throws with git's stderr.
+ */
+export function gitBytes(
+  cwd: string,
+  args: string[],
+  options: GitOptions & { input?: Buffer } = {},
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', [...HARDENED_ARGS, ...pinnedArgs(options.repository), ...args], {
+      cwd,
+      env: gitEnvironment(options.env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on(
+      'data',
+      (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)),
+    );
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? Buffer.alloc(0));
+    child.once('error', (error) =>
+      reject(new Error(`git ${args.join(' ')} could not start in ${cwd}: ${error.message}`)),
+    );
+    child.once('close', (code) =>
+      code === 0
+        ? resolve(Buffer.concat(chunks))
+        : reject(
+            new Error(`git ${args.join(' ')} failed in ${cwd}: ${stderr.trim() || `exit ${code}`}`),
+          ),
+    );
+  });
 }
 
 /** Like {@link git}, but a failing command yields undefined: for questions answered by exit code. */

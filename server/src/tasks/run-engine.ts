@@ -61,6 +61,7 @@ function fixRoundsOf(task: RunningTask, session: EngineSession): FixRounds | und
       dataHome: context.dataHome,
       env: context.env,
       ...(session.sandbox ? { sandbox: session.sandbox } : {}),
+      ...(session.remote ? { remote: session.remote } : {}),
       turnsPerRound: session.turnsPerFixRound,
       signal,
       onActivity: (activity) => recorder.activity(activity),

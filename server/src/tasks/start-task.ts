@@ -38,7 +38,9 @@ import { isBrokenRunner, runTestCommand } from './verify.ts';
 import { inPlace, makeWorktree } from './task-place.ts';
 import { isGitRepository } from './worktree.ts';
 import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts';
-import type { JobFile } from '../store/job-file.ts';
+import type { JobFile, RecordedRunner } from '../store/job-file.ts';
+import { checkRunner, runnerAddress, runnerSandbox } from '../runners/check-runner.ts';
+import { remoteTaskOf } from '../runners/remote-shell.ts';
 
 export interface StartTaskInput {
   task: string;
@@ -61,6 +63,8 @@ export interface StartTaskInput {
   attemptStrategy?: AttemptStrategy;
   /** Started as an MCP native task (see `JobSummary.nativeTask`). */
   nativeTask?: boolean;
+  /** The runner (`runners.<name>` of the user's config) its commands run on; default: this machine. */
+  runner?: string;
 }
 
 /** At most this many attempts race on one task. */
@@ -93,6 +97,11 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const project = realpathSync(context.projectDir);
   const workdir = confineWorkdir(project, input.workdir ?? '.');
   const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
+  if (plan.runner && isolation === 'none') {
+    throw new UserError(
+      `A task on a runner works in a worktree whose files travel with git: run it in a git repository, without isolation "none".`,
+    );
+  }
   if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
   const id = newTaskId();
   const place =
@@ -282,6 +291,8 @@ interface TaskPlan {
   cliEngine: CliEngine | undefined;
   allowHosts: string[];
   sandbox: SandboxDecision;
+  /** The runner its commands run on, checked (reachable, host key known, git, workdir). */
+  runner?: Omit<RecordedRunner, 'taskDir'>;
 }
 
 /** Checks the profile, agent and engine before anything is made. */
@@ -314,12 +325,67 @@ async function planTask(
     input.allowHosts,
     cliEngine ? cliEndpointHosts(cliEngine, profile) : undefined,
   );
+  if (input.runner !== undefined) {
+    if (cliEngine) {
+      throw new UserError(
+        `runner: profile "${profile.name}" runs ${profile.format}, a CLI that runs on this machine; runners take the builtin worker's commands. Use a builtin-engine profile (openai, anthropic, copilot) on a runner.`,
+      );
+    }
+    const runner = await planRunner(input.runner, config, context, allowHosts);
+    return {
+      profile,
+      agent,
+      reviewProfile,
+      cliEngine,
+      allowHosts,
+      sandbox: runner.sandbox,
+      runner: runner.recorded,
+    };
+  }
   const sandbox = await decideTaskSandbox(
     config.sandbox ?? 'auto',
     context.env,
     cliEngine?.sandboxConflict?.(profile),
   );
   return { profile, agent, reviewProfile, cliEngine, allowHosts, sandbox };
+}
+
+/**
+ * The named runner, checked before anything is made: a runner that is not configured, cannot
+ * be reached, whose host key is unknown or changed, or that lacks git or a writable workdir
+ * refuses the task with what to do.
+ */
+async function planRunner(
+  name: string,
+  config: LoadedConfig,
+  context: AppContext,
+  allowHosts: readonly string[],
+): Promise<{ recorded: Omit<RecordedRunner, 'taskDir'>; sandbox: SandboxDecision }> {
+  const configured = config.runners?.get(name);
+  if (!configured) {
+    const names = [...(config.runners?.keys() ?? [])];
+    throw new UserError(
+      `runner: no runner "${name}". ${names.length ? `Runners: ${names.join(', ')}.` : 'None is configured.'} A runner is defined under "runners" in ${config.configFile} (only there: a project file may not define one); see the README's "Runners".`,
+    );
+  }
+  const address = runnerAddress(name, configured);
+  const facts = await checkRunner(address, context);
+  if (facts.problem) throw new UserError(facts.problem);
+  const decided = runnerSandbox(name, facts, config.sandbox ?? 'auto');
+  const noNetwork =
+    decided.sandboxed && allowHosts.length > 0
+      ? `commands on runner "${name}" have no network in its sandbox; allow_hosts (${allowHosts.join(', ')}) is not applied there`
+      : undefined;
+  const note = [decided.note, noNetwork].filter(Boolean).join('; ');
+  return {
+    recorded: {
+      ...address,
+      sandboxed: decided.sandboxed,
+      shell: facts.shell ?? 'sh',
+      ...(configured.maxTasks ? { maxTasks: configured.maxTasks } : {}),
+    },
+    sandbox: { sandboxed: decided.sandboxed, ...(note ? { note } : {}) },
+  };
 }
 
 /** The task's job.json as it is queued. */
@@ -330,7 +396,7 @@ function queuedJob(
   placed: Pick<JobFile, 'id' | 'project' | 'isolation'> & Awaited<ReturnType<typeof inPlace>>,
   context: AppContext,
 ): JobFile {
-  const { profile, agent, cliEngine, sandbox, allowHosts, reviewProfile } = plan;
+  const { profile, agent, cliEngine, sandbox, allowHosts, reviewProfile, runner } = plan;
   const { id, project, ...where } = placed;
   const now = new Date().toISOString();
   return {
@@ -347,6 +413,9 @@ function queuedJob(
     ...(cliEngine ? { engine: cliEngine.format } : {}),
     ...(agent ? { agent: { name: agent.name, tier: agent.tier, path: agent.path } } : {}),
     ...where,
+    ...(runner
+      ? { runner: { ...runner, taskDir: `${runner.workdir.replace(/\/$/, '')}/${id}` } }
+      : {}),
     sandboxed: sandbox.sandboxed,
     ...(sandbox.note ? { sandboxNote: sandbox.note } : {}),
     ...(allowHosts.length > 0 ? { allowHosts } : {}),
@@ -381,12 +450,14 @@ async function preflightPasses(
   testCommand: string,
   context: AppContext,
 ): Promise<boolean> {
+  const remote = remoteTaskOf(job, context.dataHome, context.env);
   const preflight = await runTestCommand(
     testCommand,
     job.workdir,
     workerEnv(context.env),
     TASK_DEFAULTS.preflightS * 1000,
-    await sandboxForJob(job, context.dataHome, context.env),
+    remote ? undefined : await sandboxForJob(job, context.dataHome, context.env),
+    remote,
   );
   await updateJob(context.dataHome, job.id, () => ({ preflight }));
   if (!isBrokenRunner(preflight)) return true;

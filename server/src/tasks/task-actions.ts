@@ -3,7 +3,8 @@
  * one implementation, the next step named in the caller's wording.
  */
 import { readFileSync, realpathSync, rmSync } from 'node:fs';
-import { UserError } from '../util/user-error.ts';
+import { errorMessage, UserError } from '../util/user-error.ts';
+import { removeRemoteTask } from '../runners/remote-shell.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { ensureResult, stopTask, type TaskResultFile } from './finish-task.ts';
 import { cleanDamaged, type DamagedJob } from './damaged-jobs.ts';
@@ -157,6 +158,7 @@ async function cleanAttempts(dataHome: string, job: JobFile): Promise<void> {
     if (attempt && attempt.branch !== job.branch) {
       await removeAttemptWorktree(attempt).catch(() => undefined);
     }
+    if (attempt) await removeRunnerFolder(dataHome, attempt);
     rmSync(jobDir(dataHome, ref.id), { recursive: true, force: true });
   }
 }
@@ -201,6 +203,18 @@ async function cleanOne(
         ? `; branch ${job.branch} kept (${removed.note})`
         : `; branch ${job.branch} already removed`;
   }
+  note += await removeRunnerFolder(dataHome, job);
   rmSync(jobDir(dataHome, job.id), { recursive: true, force: true });
   return `${job.id}: cleaned up${note}`;
+}
+
+/** The task's folder on its runner, removed; a note when it could not be. */
+async function removeRunnerFolder(dataHome: string, job: JobFile): Promise<string> {
+  if (!job.runner) return '';
+  try {
+    await removeRemoteTask({ runner: job.runner, dataHome, env: process.env });
+    return `; its folder on runner ${job.runner.name} removed`;
+  } catch (error) {
+    return `; its folder ${job.runner.taskDir} on runner ${job.runner.name} is left (${errorMessage(error)})`;
+  }
 }

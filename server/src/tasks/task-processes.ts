@@ -7,6 +7,8 @@ import {
   type ProcessIdentity,
 } from '../util/process-identity.ts';
 import type { JobFile } from '../store/job-file.ts';
+import { resolveDataHome } from '../config/paths.ts';
+import { killRemoteCommand } from '../runners/remote-shell.ts';
 
 /** Set in the environment of the worker and of everything it runs, so the whole tree can be found. */
 export const TASK_ID_VARIABLE = 'DELEGATE_TASK_ID';
@@ -42,7 +44,16 @@ export async function killTask(job: JobFile, waitMs = STOP_WAIT_MS): Promise<num
   // Looked at before the groups go (a dying process's environment can no longer be read), and
   // left alone until the worker has had its SIGTERM to clean up.
   scan(false);
+  // A task's commands on a runner run there: killed there, whatever happens here.
+  const remote = job.runner
+    ? killRemoteCommand({
+        runner: job.runner,
+        dataHome: resolveDataHome(process.env),
+        env: process.env,
+      })
+    : undefined;
   await Promise.all(groups.map((pgid) => killProcessGroup(pgid)));
+  await remote;
   const deadline = Date.now() + waitMs;
   for (;;) {
     scan(true);

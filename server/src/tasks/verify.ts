@@ -3,6 +3,7 @@ import { prepareCommand, type SandboxPolicy } from '../sandbox/index.ts';
 import { killProcessGroup } from '../sandbox/kill-process-group.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { VerificationFacts } from '../store/job-file.ts';
+import { runRemoteCommand, type RemoteTask } from '../runners/remote-shell.ts';
 
 const TAIL_CHARS = 3_000;
 
@@ -18,8 +19,10 @@ export async function runTestCommand(
   env: Record<string, string>,
   timeoutMs: number,
   sandbox?: SandboxPolicy,
+  remote?: RemoteTask,
 ): Promise<VerificationFacts> {
   const started = Date.now();
+  if (remote) return runTestsOnRunner(command, remote, timeoutMs);
   let script: string;
   let release: () => void;
   try {
@@ -72,6 +75,33 @@ export async function runTestCommand(
       ),
     );
   });
+}
+
+/** The same on the task's runner, in its checkout there (the files synced first). */
+async function runTestsOnRunner(
+  command: string,
+  remote: RemoteTask,
+  timeoutMs: number,
+): Promise<VerificationFacts> {
+  const started = Date.now();
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-TAIL_CHARS * 2);
+  };
+  const outcome = await runRemoteCommand(remote, command, { timeoutMs, onOutput: keep });
+  const timedOut = outcome.ending === 'timed-out';
+  const note = timedOut
+    ? `\n[killed after ${Math.round(timeoutMs / 1000)} s]`
+    : outcome.ending === 'dropped'
+      ? '\n[the connection to the runner dropped; the command was stopped]'
+      : '';
+  return {
+    command,
+    exitCode: outcome.exitCode,
+    outputTail: (output + note).slice(-TAIL_CHARS),
+    ms: Date.now() - started,
+    ...(timedOut ? { timedOut } : {}),
+  };
 }
 
 /** A test command that cannot run at all (not found, not executable) is a broken runner. */

@@ -9,7 +9,7 @@ export const DELEGATE_FIELDS = {
   task: z
     .string()
     .min(1)
-    .describe('What the worker should do, e.g. "List every ERROR with its time and likely cause".'),
+    .describe('What the worker should do, e.g. "List every ERROR with its likely cause".'),
   files: z
     .array(z.string().min(1))
     .max(200)
@@ -35,7 +35,7 @@ export const DELEGATE_FIELDS = {
     .positive()
     .max(200_000)
     .optional()
-    .describe("Cap on the answer length in tokens (default: the profile's, else 8192)."),
+    .describe("Answer length cap in tokens (default: the profile's, else 8192)."),
 };
 
 export const delegateTool = defineTool({

@@ -7,10 +7,10 @@ export const providersTool = defineTool({
   name: 'providers',
   title: 'List worker profiles',
   description:
-    "Lists worker profiles: use, format, model, endpoint, local or not, key source, settings' origin, " +
-    'default; with check, reachability and served models.',
+    'Lists worker profiles (use, format, model, endpoint, local or not, key source, origin, default) ' +
+    'and runners; with check, reachability, served models, runner checks.',
   inputSchema: {
-    check: z.boolean().optional().describe('Contact each endpoint.'),
+    check: z.boolean().optional().describe('Contact each endpoint and runner.'),
   },
   annotations: READS_ENDPOINTS,
   handler: async (input, { context, services }) =>

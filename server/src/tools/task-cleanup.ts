@@ -7,8 +7,8 @@ export const taskCleanupTool = defineTool({
   name: 'task_cleanup',
   title: 'Clean up tasks',
   description:
-    'Removes a finished task’s worktree, its branch (kept when unmerged work is on it, or with keep_branch) and ' +
-    'its files. Refuses a running task (cancel it first). With all_finished: every ended task of this project.',
+    'Removes an ended task’s worktree, branch (kept if unmerged or with keep_branch), files and runner folder. ' +
+    'Refuses a running task (cancel it first). all_finished: every ended task of this project.',
   inputSchema: {
     task_id: z.string().min(1).optional().describe('The task.'),
     all_finished: z.boolean().optional().describe('Clean every ended task of this project.'),

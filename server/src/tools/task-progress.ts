@@ -7,8 +7,8 @@ export const taskProgressTool = defineTool({
   name: 'task_progress',
   title: 'Task progress (verbose)',
   description:
-    'Returns the verbose audit of one task: state, step, recent activity, files touched, sandbox and hosts, ' +
-    'cost, elapsed time, age of the last activity. Call it occasionally; task_status is the cheap poll.',
+    'Verbose audit of one task: state, step, recent activity, files touched, sandbox, hosts, runner, ' +
+    'cost, elapsed time, last activity’s age. Call it occasionally; task_status is the cheap poll.',
   inputSchema: {
     task_id: z.string().min(1).describe('The task.'),
     limit: z

@@ -11,10 +11,7 @@ export const taskResultTool = defineTool({
     'the model’s claim), summary, files changed, diffstat, patch (inline when small), how to merge.',
   inputSchema: {
     task_id: z.string().min(1).describe('The task.'),
-    include_patch: z
-      .boolean()
-      .optional()
-      .describe('Inline the patch even when large (default: only when small).'),
+    include_patch: z.boolean().optional().describe('Inline the patch even when large.'),
   },
   annotations: SETS_LOCAL_FILES,
   handler: async (input, { context, services }) => {

@@ -10,11 +10,7 @@ const TASK_START_INPUT = {
   task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
   agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
   profile: z.string().min(1).optional().describe('Worker profile (see providers).'),
-  workdir: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Directory under the project (default: the project).'),
+  workdir: z.string().min(1).optional().describe('Directory under the project.'),
   isolation: z
     .enum(['worktree', 'none'])
     .optional()
@@ -23,7 +19,7 @@ const TASK_START_INPUT = {
     .string()
     .min(1)
     .optional()
-    .describe('Branch or commit to start from (default: HEAD plus uncommitted changes).'),
+    .describe('Branch or commit to start from (default: HEAD + uncommitted work).'),
   test_command: z
     .string()
     .min(1)
@@ -38,7 +34,7 @@ const TASK_START_INPUT = {
     .number()
     .positive()
     .optional()
-    .describe('Cost cap of the whole task, all attempts (≤ configured perTaskUsd).'),
+    .describe('Cost cap of the whole task (≤ configured perTaskUsd).'),
   max_turns: z
     .number()
     .int()
@@ -64,7 +60,7 @@ const TASK_START_INPUT = {
     .min(1)
     .max(5)
     .optional()
-    .describe('Workers racing in own worktrees; tests or reviewer pick the winner.'),
+    .describe('Workers racing in own worktrees; tests or reviewer pick one.'),
   attempt_profiles: z
     .array(z.string().min(1))
     .max(5)
@@ -74,6 +70,7 @@ const TASK_START_INPUT = {
     .enum(['first_pass', 'best_review'])
     .optional()
     .describe('first_pass (default with tests) or best_review.'),
+  runner: z.string().min(1).optional().describe('SSH runner for its commands (see providers).'),
   wait_s: z
     .number()
     .int()
@@ -129,6 +126,7 @@ export async function runTaskStart(
       ...(input.attempts !== undefined ? { attempts: input.attempts } : {}),
       ...(input.attempt_profiles ? { attemptProfiles: input.attempt_profiles } : {}),
       ...(input.attempt_strategy ? { attemptStrategy: input.attempt_strategy } : {}),
+      ...(input.runner ? { runner: input.runner } : {}),
       ...(options.nativeTask ? { nativeTask: true } : {}),
     },
     context,
@@ -154,6 +152,11 @@ export async function runTaskStart(
     : current.branch
       ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
       : `in ${current.workdir}`;
+  const runner = current.runner
+    ? [
+        `commands and tests run on runner ${current.runner.name} (${current.runner.host}) in ${current.runner.taskDir}${current.runner.sandboxed ? ', sandboxed' : ''}; files are edited here and synced`,
+      ]
+    : [];
   const start = current.uncommittedAtStart
     ? [
         `started from your uncommitted changes (${current.uncommittedAtStart.files} files); base_branch "HEAD" starts from the last commit instead`,
@@ -162,6 +165,7 @@ export async function runTaskStart(
   const text = [
     statusLine(current),
     where,
+    ...runner,
     ...start,
     preflight,
     options.nativeTask

@@ -1,4 +1,4 @@
-import { errorMessage, UserError } from '../../util/user-error.ts';
+import { errorMessage, TaskError, UserError } from '../../util/user-error.ts';
 import type { WorkerTool } from './types.ts';
 
 /**
@@ -12,6 +12,7 @@ export function defineWorkerTool(tool: WorkerTool): WorkerTool {
       try {
         return await tool.run(input, context);
       } catch (error) {
+        if (error instanceof TaskError) throw error;
         const content =
           error instanceof UserError
             ? error.message

@@ -59,6 +59,11 @@ function formatOutcome(
   if (outcome.ending === 'aborted') {
     lines.push('Cancelled: the command and every process it started were killed.');
   }
+  if (outcome.ending === 'dropped') {
+    lines.push(
+      'The connection to the runner dropped while the command ran: it was stopped there once the runner answered again. Run it again if you still need it.',
+    );
+  }
   lines.push(outcome.output === '' ? '(no output)' : outcome.output.replace(/\n$/, ''));
   if (outcome.hadLeftovers) {
     lines.push('[background processes still running when the command ended were killed]');
@@ -67,5 +72,6 @@ function formatOutcome(
     outcome.signal ? `killed by signal ${outcome.signal}` : `exit code ${outcome.exitCode ?? '?'}`,
   );
   const isError = outcome.ending !== 'exited';
-  return { content: lines.join('\n'), ...(isError ? { isError } : {}) };
+  const filesWritten = outcome.filesChanged?.length ? { filesWritten: outcome.filesChanged } : {};
+  return { content: lines.join('\n'), ...(isError ? { isError } : {}), ...filesWritten };
 }

@@ -4,6 +4,7 @@ import { errorMessage, UserError } from '../../util/user-error.ts';
 import { prepareCommand, type PreparedCommand } from '../../sandbox/os-sandbox.ts';
 import { isProcessGroupAlive, killProcessGroup } from '../../sandbox/kill-process-group.ts';
 import { createOutputCapture, type OutputCapture } from './output-capture.ts';
+import { runRemoteCommand, type RemoteTask } from '../../runners/remote-shell.ts';
 import type { WorkerToolContext } from './types.ts';
 
 /** Combined stdout and stderr kept per call: head and tail, the middle cut. */
@@ -11,7 +12,7 @@ const MAX_OUTPUT_BYTES = 30 * 1024;
 /** A process that left the group (setsid) may hold the pipes open; we stop waiting. */
 const CLOSE_WAIT_MS = 1_000;
 
-export type CommandEnding = 'exited' | 'timed-out' | 'aborted';
+export type CommandEnding = 'exited' | 'timed-out' | 'aborted' | 'dropped';
 
 export interface CommandOutcome {
   output: string;
@@ -20,6 +21,8 @@ export interface CommandOutcome {
   ending: CommandEnding;
   /** Processes of the group still ran when bash ended, and were killed. */
   hadLeftovers: boolean;
+  /** On a runner: the files the command changed (brought back to the task directory). */
+  filesChanged?: string[];
 }
 
 interface StartedBash {
@@ -43,6 +46,7 @@ export async function runCommand(
 ): Promise<CommandOutcome> {
   const { signal } = context;
   if (signal?.aborted) throw new UserError('Cancelled before the command started.');
+  if (context.remote) return runOnRunner(command, context.remote, context, timeoutMs);
   const prepared = await prepare(`exec 2>&1; ${command}`, context);
   let started: StartedBash;
   try {
@@ -73,6 +77,38 @@ export async function runCommand(
     signal?.removeEventListener('abort', onAbort);
     prepared.release();
     context.onChildProcess?.(pgid, false);
+  }
+}
+
+/** The same on the task's runner: the files go there first and come back after. */
+async function runOnRunner(
+  command: string,
+  remote: RemoteTask,
+  context: WorkerToolContext,
+  timeoutMs: number,
+): Promise<CommandOutcome> {
+  const output = createOutputCapture(MAX_OUTPUT_BYTES);
+  let pgid: number | undefined;
+  try {
+    const outcome = await runRemoteCommand(remote, command, {
+      timeoutMs,
+      ...(context.signal ? { signal: context.signal } : {}),
+      onOutput: (chunk) => output.push(chunk),
+      onStart: (started) => {
+        pgid = started;
+        context.onChildProcess?.(started, true);
+      },
+    });
+    return {
+      output: output.text(),
+      exitCode: outcome.exitCode,
+      signal: null,
+      ending: outcome.ending,
+      hadLeftovers: outcome.hadLeftovers,
+      filesChanged: outcome.filesChanged,
+    };
+  } finally {
+    if (pgid !== undefined) context.onChildProcess?.(pgid, false);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { RemoteTask } from '../../runners/remote-shell.ts';
 import type { SandboxPolicy } from '../../sandbox/sandbox-policy.ts';
 
 /** What every worker tool call runs against: the task directory, its environment and its cancellation. */
@@ -9,6 +10,8 @@ export interface WorkerToolContext {
   signal?: AbortSignal;
   /** The OS sandbox run_bash commands run in; absent when the task runs unsandboxed. */
   sandbox?: SandboxPolicy;
+  /** The runner run_bash commands run on (the files synced there and back), instead of this machine. */
+  remote?: RemoteTask;
   /** Called with a run_bash child's process-group id when it starts (running true) and ends (false), so a canceller can kill it. */
   onChildProcess?(pgid: number, running: boolean): void;
 }

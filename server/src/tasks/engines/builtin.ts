@@ -10,18 +10,32 @@ import { sandboxForJob } from '../../sandbox/index.ts';
 import { jobDir } from '../../store/job-store.ts';
 import { takeMessages } from '../../store/mailbox.ts';
 import { askSupervisor } from '../ask-supervisor.ts';
-import { callForTask } from '../task-spending.ts';
+import { callForTask, takeTaskSlot } from '../task-spending.ts';
+import { remoteTaskOf } from '../../runners/remote-shell.ts';
 import { workerPrompt } from '../worker-prompt.ts';
 import { taskEnv, type AfterAnswer, type EngineStart, type TaskEngine } from './task-engine.ts';
 
 export const builtinEngine: TaskEngine = {
   async start(input) {
+    const { job, context, signal } = input;
+    // A runner's tasks share its maxTasks, across sessions, for their whole run.
+    const slot = job.runner
+      ? await takeTaskSlot(
+          context.dataHome,
+          `runner:${job.runner.name}`,
+          job.runner.maxTasks ?? 4,
+          job,
+          signal,
+        )
+      : undefined;
     const toolContext = await builtinToolContext(input);
     return {
       ...(toolContext.sandbox ? { sandbox: toolContext.sandbox } : {}),
+      ...(toolContext.remote ? { remote: toolContext.remote } : {}),
       turnsPerFixRound: turnsPerFixRound(input.job.maxTurns, input.job.fixRounds ?? 0),
       reviewTools: toolContext,
       run: (afterAnswer) => runBuiltin(input, toolContext, afterAnswer),
+      ...(slot ? { close: () => slot.release() } : {}),
     };
   },
 };
@@ -33,12 +47,15 @@ async function builtinToolContext(input: EngineStart): Promise<WorkerToolContext
   const directory = jobDir(dataHome, job.id);
   const guard = installGitGuard(join(dataHome, 'bin-guard'));
   mkdirSync(join(directory, 'tmp'), { recursive: true });
-  const sandbox = await sandboxForJob(job, dataHome, context.env, [guard]);
+  const remote = remoteTaskOf(job, dataHome, context.env);
+  // On a runner, commands run in its sandbox there; the worker here only reads and writes files.
+  const sandbox = remote ? undefined : await sandboxForJob(job, dataHome, context.env, [guard]);
   return {
     root: realpathSync(job.workdir),
     env: taskEnv(input, directory, { PATH: `${guard}:${context.env.PATH ?? ''}` }),
     signal: input.signal,
     ...(sandbox ? { sandbox } : {}),
+    ...(remote ? { remote } : {}),
     onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
   };
 }

@@ -2,20 +2,13 @@ import { join } from 'node:path';
 import type { WorkerToolContext } from '../../agent/worker-tools/index.ts';
 import type { AppContext } from '../../profiles/app-context.ts';
 import type { SandboxPolicy } from '../../sandbox/index.ts';
+import type { RemoteTask } from '../../runners/remote-shell.ts';
 import type { JobFile } from '../../store/job-file.ts';
 import { workerEnv } from '../../sandbox/worker-env.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import type { TaskRecorder } from '../task-recorder.ts';
 
-/** A task that ended badly, with the task state it ends in. */
-export class TaskError extends Error {
-  constructor(
-    message: string,
-    readonly taskState: 'failed' | 'timeout',
-  ) {
-    super(message);
-  }
-}
+export { TaskError } from '../../util/user-error.ts';
 
 /**
  * The clean environment of a task's commands, whatever engine runs them: its own TMPDIR in the
@@ -50,6 +43,8 @@ export type AfterAnswer = () => Promise<{ message: string; extraTurns: number } 
 export interface EngineSession {
   /** The task's OS sandbox, where its test runs go too. */
   sandbox?: SandboxPolicy;
+  /** The task's runner, where its commands and test runs go. */
+  remote?: RemoteTask;
   /** Turns a fix round adds on top of what is left (0 for an engine whose rounds are new runs). */
   turnsPerFixRound: number;
   /**

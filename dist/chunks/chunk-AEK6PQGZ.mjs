@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+var UserError=class extends Error{name="UserError"},TaskError=class extends Error{constructor(message,taskState){super(message);this.taskState=taskState}taskState};function errorMessage(error){return error instanceof Error?error.message:String(error)}export{UserError,TaskError,errorMessage};

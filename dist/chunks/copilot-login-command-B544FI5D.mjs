@@ -1,0 +1,16 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{forgetLogin,loggedInText}from"./chunk-HSWD4L7D.mjs";import{copilotApiToken,copilotPlace,endedText,forgetEndedLogin,startDeviceLogin,waitForLogin}from"./chunk-CLC2QNB2.mjs";import{listNames,loadConfig}from"./chunk-LHFGR5SZ.mjs";import"./chunk-ZXCULHFN.mjs";import"./chunk-QZMTUAFE.mjs";import"./chunk-ZBF6NME4.mjs";import"./chunk-6R3DVGTV.mjs";import"./chunk-54QLYERL.mjs";import{UserError}from"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";var USAGE="copilot-login <profile> [--logout]",copilotLoginCommand={usage:USAGE,summary:"log a copilot profile in to GitHub (device flow), or out",help:`Runs GitHub's device flow for a copilot profile: opens a code to enter at github.com, waits for approval
+and stores the login. --logout forgets it.
+
+Options:
+  --logout   forget the stored GitHub login of the profile`,async run(args,context){let[name,flag,...rest]=args;if(!name||name.startsWith("-")||rest.length>0||flag&&flag!=="--logout")return context.stderr.write(`Usage: delegate ${USAGE}
+`),2;let profile=copilotProfile(context,name),place=copilotPlace(profile,context.env);if(flag==="--logout"){let had=await forgetLogin(place);return context.stdout.write(had?`Forgot the GitHub Copilot login for ${place.apiOrigin} (every copilot profile on that API).
+`:`There was no GitHub Copilot login for ${place.apiOrigin}.
+`),0}let pending=await startDeviceLogin(place),minutes=Math.round((pending.expiresAt-Date.now())/6e4);context.stderr.write(`Log profile "${name}" in to GitHub Copilot: open ${pending.verificationUri} and enter the code
+
+    ${pending.userCode}
+
+Waiting for GitHub (the code is valid ${minutes} min; Ctrl-C stops)\u2026
+`);let step=await waitForLogin(place,pending,{isBackground:!1});if(step?.kind!=="authorised"){let ended=step?.kind==="ended"?step.pending:void 0;return ended&&await forgetEndedLogin(place,ended),context.stderr.write(`${endedText(ended?.outcome??"failed",ended?.detail)} Run the command again to retry.
+`),1}let token=await copilotApiToken(place,name);return context.stdout.write(`${loggedInText(name,place,token)}
+`),0}};function withCopilotLogin(command){return{...command,run:(args,context)=>args.length===1&&isCopilot(context,args[0]??"")?copilotLoginCommand.run(args,context):command.run(args,context)}}function isCopilot(context,name){try{return profileOf(context,name)?.format==="copilot"}catch{return!1}}function profileOf(context,name){return loadConfig(context.dataHome,context.projectDir,context.env).profiles.get(name)}function copilotProfile(context,name){let config=loadConfig(context.dataHome,context.projectDir,context.env),profile=config.profiles.get(name);if(!profile)throw new UserError(`Unknown profile "${name}" (profiles: ${listNames(config.profiles)}). Create it first in config.json in DELEGATE_HOME (~/.delegate), e.g. "${name}": {"format": "copilot", "model": "gpt-4.1"} under "profiles", or with provider_set in Claude Code.`);if(profile.format!=="copilot")throw new UserError(`Profile "${name}" is ${profile.format}, not copilot; store its key with \`delegate provider-key ${name}\`.`);return profile}export{copilotLoginCommand,withCopilotLogin};
