@@ -20,6 +20,8 @@ const bash = (command: string, delayMs?: number): FakeReply => ({
 });
 
 let sshd: SshdFixture;
+/** The provider key: it must never reach the runner. */
+const WORKER_KEY = 'sk-runner-canary-7f6e5d4c3b2a1908';
 
 const runnerConfig = (overrides: Record<string, unknown> = {}) => ({
   type: 'ssh',
@@ -45,17 +47,27 @@ const it = taskTest.extend(
         runners: { build: runnerConfig() },
         ...config,
         profiles: {
-          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+          w: {
+            format: 'openai',
+            baseUrl: fake.openaiBaseUrl,
+            model: 'worker-model',
+            apiKeyEnv: 'WORKER_KEY',
+          },
         },
       });
-      return server.start({ ...world.env, DELEGATE_RUNNER_RETRY_MS: '50', ...env });
+      return server.start({
+        ...world.env,
+        WORKER_KEY,
+        DELEGATE_RUNNER_RETRY_MS: '50',
+        ...env,
+      });
     },
 );
 
 const jobOf = (world: TempEnv, id: string) =>
   JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
 
-const ENDED = /done|failed|lost|timeout|cancelled/;
+const ENDED = /^t_[a-z0-9]+ (done|failed|lost|timeout|cancelled)/;
 
 describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
   beforeAll(async () => {
@@ -79,6 +91,7 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
           `(id -un; pwd) > where.txt && cat where.txt && node test.js`,
       ),
       bash(`echo leak > "$HOME/leak.txt"; echo "home exit $?"`),
+      bash('env; cat /proc/$PPID/environ 2>/dev/null | tr "\\0" "\\n"; echo env-done'),
       { text: 'Fixed add() on the runner; node test.js passes.' },
     ]);
     const started = await handle.callText('task_start', {
@@ -122,6 +135,13 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     const secondResult = JSON.stringify(provider.started!.requests[2]!.body.messages);
     expect(secondResult).toMatch(/Read-only file system[\s\S]*home exit 1/);
 
+    // The provider key stays here: not in the commands' environment there, not in any file there.
+    const third = JSON.stringify(provider.started!.requests[3]!.body.messages.at(-1));
+    expect(third).toContain('env-done');
+    expect(third).not.toContain(WORKER_KEY);
+    const grep = await sshd.exec(`grep -rl ${WORKER_KEY} ${taskDir} || echo none`);
+    expect(grep.stdout.trim()).toBe('none');
+
     // task_cleanup removes the runner's folder too.
     const cleaned = await handle.callText('task_cleanup', { task_id: id, keep_branch: true });
     expect(cleaned.text).toContain('its folder on runner build removed');
@@ -140,7 +160,7 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     expect(sshd.runnerProcesses().some((line) => line.endsWith('sleep 300'))).toBe(true);
     const cancelled = await handle.callText('task_cancel', { task_id: id });
     expect(cancelled.isError, cancelled.text).toBe(false);
-    await pollTaskStatus(handle, id, /cancelled/, 30_000);
+    await pollTaskStatus(handle, id, ENDED, 30_000);
     await waitFor(() => sshd.runnerProcesses().length === 0, 10_000);
   });
 
@@ -184,7 +204,7 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     const id = taskIdOf(started.text);
     await waitFor(() => sshd.runnerProcesses().some((line) => line.endsWith('sleep 3')), 30_000);
     process.kill(handle.pid!, 'SIGKILL');
-    const again = await server.start({ ...world.env, DELEGATE_RUNNER_RETRY_MS: '50' });
+    const again = await server.start({ ...world.env, WORKER_KEY, DELEGATE_RUNNER_RETRY_MS: '50' });
     const done = await pollTaskStatus(again, id, ENDED, 60_000);
     await again.callText('task_result', { task_id: id });
     expect(done).toMatch(new RegExp(`^${id} done passed`));
@@ -206,5 +226,129 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     expect(started.text).toContain('a project file may not define one');
     const providers = await handle.callText('providers', {});
     expect(providers.text).toContain('defines runners (evil)');
+  });
+
+  it('a sandboxed command cannot write the checkout’s git metadata on the runner', async ({
+    startWith,
+    provider,
+  }) => {
+    const targets = [
+      '.git/config',
+      '.git/hooks/post-checkout',
+      '.git/HEAD',
+      '.git/index',
+      '.git/info/attributes',
+      '.git/objects/planted',
+    ];
+    const attempts = targets
+      .map(
+        (path) =>
+          `(echo x >> ${path}) 2>/dev/null && echo "WROTE ${path}" || echo "denied ${path}"`,
+      )
+      .join('; ');
+    const handle = await startWith([bash(attempts), { text: 'Tried.' }]);
+    const started = await handle.callText('task_start', { task: 'Try', runner: 'build' });
+    const id = taskIdOf(started.text);
+    await pollTaskStatus(handle, id, ENDED, 60_000);
+    const output = JSON.stringify(provider.started!.requests[1]!.body.messages.at(-1));
+    for (const path of targets) expect(output).toContain(`denied ${path}`);
+    expect(output).not.toContain('WROTE');
+  });
+
+  it('unsandboxed there, what a command plants in the checkout’s .git runs none of our git calls', async ({
+    startWith,
+    world,
+  }) => {
+    const plant = [
+      `printf '#!/bin/sh\\ntouch "$(pwd)/../PWNED-$(basename "$0")"\\n' > .git/hooks/post-checkout`,
+      'chmod +x .git/hooks/post-checkout',
+      'for hook in pre-commit post-commit post-index-change reference-transaction; do cp .git/hooks/post-checkout .git/hooks/$hook; done',
+      `git config core.fsmonitor 'touch ../PWNED-fsmonitor; false'`,
+      `git config core.hooksPath .git/hooks`,
+      `git config core.pager 'touch ../PWNED-pager; cat'`,
+      'echo planted > planted.txt',
+    ].join(' && ');
+    const handle = await startWith(
+      [bash(plant), bash('echo second > second.txt'), { text: 'Planted.' }],
+      { sandbox: 'off' },
+    );
+    const started = await handle.callText('task_start', {
+      task: 'Plant',
+      runner: 'build',
+      test_command: 'node test.js || true',
+    });
+    const id = taskIdOf(started.text);
+    expect(await pollTaskStatus(handle, id, ENDED, 60_000)).toMatch(/done/);
+    expect(jobOf(world, id).runner.sandboxed).toBe(false);
+    await handle.callText('task_result', { task_id: id });
+    // Both commands' files came back through resets, adds and packs on the runner: nothing fired.
+    expect(git(world.project, 'show', `delegate/${id}:second.txt`)).toBe('second');
+    const taskDir = `${sshd.workdir}/${id}`;
+    expect(readdirSync(taskDir).filter((name) => name.startsWith('PWNED'))).toEqual([]);
+  });
+
+  it('a runner gone for good ends the task lost, with the work done before salvaged', async ({
+    startWith,
+    world,
+  }) => {
+    const doomed = await startSshd();
+    try {
+      const handle = await startWith(
+        [
+          bash(`sed -i 's/a - b/a + b/' src/add.js && echo fixed`),
+          // The runner goes while the model thinks about its next step.
+          bash('echo next', 1_500),
+          { text: 'never' },
+        ],
+        {
+          runners: {
+            build: {
+              ...runnerConfig(),
+              port: doomed.port,
+              knownHostsFile: doomed.knownHostsFile,
+              identityFile: doomed.identityFile,
+              workdir: doomed.workdir,
+            },
+          },
+        },
+      );
+      const started = await handle.callText('task_start', { task: 'Fix add()', runner: 'build' });
+      const id = taskIdOf(started.text);
+      await waitFor(() => jobOf(world, id).filesTouched.includes('src/add.js'), 30_000);
+      await doomed.kill();
+      const ended = await pollTaskStatus(handle, id, ENDED, 60_000);
+      expect(ended).toMatch(new RegExp(`^${id} lost`));
+      expect(jobOf(world, id).error).toMatch(/runner "build" \(127\.0\.0\.1\) is unreachable/);
+      await handle.callText('task_result', { task_id: id });
+      expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
+    } finally {
+      await doomed.stop();
+    }
+  });
+
+  it('maxTasks is a pool: a second task waits for the first to end', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith([bash('sleep 2; echo slept'), { text: 'Done.' }], {
+      runners: { build: runnerConfig({ maxTasks: 1 }) },
+    });
+    const first = taskIdOf(
+      (await handle.callText('task_start', { task: 'A', runner: 'build' })).text,
+    );
+    const second = taskIdOf(
+      (await handle.callText('task_start', { task: 'B', runner: 'build' })).text,
+    );
+    await pollTaskStatus(handle, first, ENDED, 60_000);
+    await pollTaskStatus(handle, second, ENDED, 60_000);
+    const [a, b] = [jobOf(world, first), jobOf(world, second)].sort((x, y) =>
+      x.endedAt < y.endedAt ? -1 : 1,
+    );
+    const events = readFileSync(join(world.dataHome, 'jobs', b.id, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { ts: string; type: string });
+    const firstStep = events.find((event) => event.type === 'step');
+    expect(firstStep!.ts >= a.endedAt).toBe(true);
   });
 });
