@@ -13,6 +13,8 @@ export const FLOORS = [
   ['wire'],
   ['profiles'],
   ['store'],
+  ['git'],
+  ['runners'],
   ['providers'],
   ['calls'],
   ['sandbox'],

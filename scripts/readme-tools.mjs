@@ -185,7 +185,7 @@ const unwrapped = (schema) =>
 
 /**
  * The keys a config file may hold, as the docs name them: each profile field by its name
- * (`baseUrl`), each top-level setting by its path (`tasks.fixRounds`); `$schema` and the
+ * (`baseUrl`), each top-level setting by its path (`tasks.fixRounds`, `runners.<name>.host`); `$schema` and the
  * `profiles` map itself are left out.
  */
 export function configKeys(configSchema) {
@@ -195,6 +195,11 @@ export function configKeys(configSchema) {
     if (name === '$schema') continue;
     if (name === 'profiles') {
       keys.push(...Object.keys(shapeOf(inner._zod.def.valueType)));
+    } else if (inner._zod.def.type === 'record') {
+      // A map of named entries other than profiles (runners): each field as `runners.<name>.host`.
+      keys.push(
+        ...Object.keys(shapeOf(inner._zod.def.valueType)).map((child) => `${name}.<name>.${child}`),
+      );
     } else if (inner._zod.def.type === 'object') {
       keys.push(...Object.keys(shapeOf(inner)).map((child) => `${name}.${child}`));
     } else {

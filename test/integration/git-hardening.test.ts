@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { repositoryDamage } from '../../server/src/tasks/git-integrity.ts';
-import { HARDENED_KEYS } from '../../server/src/tasks/git.ts';
+import { HARDENED_KEYS } from '../../server/src/git/git.ts';
 import {
   createWorktree,
   describeChanges,

@@ -112,6 +112,13 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     // The result salvages the work to the branch first.
     const result = await handle.callText('task_result', { task_id: id });
     expect(result.text).toContain('verdict: passed');
+    expect(result.text).toContain(
+      `runner: the worker's commands and the test command ran on build`,
+    );
+    const progress = await handle.callText('task_progress', { task_id: id });
+    expect(progress.text).toContain(
+      `runner: build (127.0.0.1:${sshd.port}) · commands in ${taskDir}/tree · sandbox: on there`,
+    );
     expect(job.runner).toMatchObject({ name: 'build', taskDir, sandboxed: true });
     // The test command ran there, as the runner's user, in the task's checkout.
     expect(job.verification.exitCode).toBe(0);
@@ -164,27 +171,34 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     await waitFor(() => sshd.runnerProcesses().length === 0, 10_000);
   });
 
-  it('refuses a runner whose host key is unknown before anything is made or run', async ({
+  it('refuses a runner whose host key is unknown before anything is made or run, even while a trusted runner on the same login is connected', async ({
     startWith,
     world,
   }) => {
     const emptyKnownHosts = join(world.root, 'known_hosts');
     writeFileSync(emptyKnownHosts, '');
-    const before = readdirSync(sshd.workdir);
-    const handle = await startWith([{ text: 'never' }], {
-      runners: { build: runnerConfig({ knownHostsFile: emptyKnownHosts }) },
+    const handle = await startWith([{ text: 'Nothing to do.' }], {
+      runners: {
+        build: runnerConfig(),
+        // The same user@host:port: only the trust differs.
+        untrusted: runnerConfig({ knownHostsFile: emptyKnownHosts }),
+      },
     });
-    const started = await handle.callText('task_start', { task: 'Anything', runner: 'build' });
+    // The trusted runner's shared connection is open (it stays up 60 s after its last use).
+    const trusted = await handle.callText('task_start', { task: 'Nothing', runner: 'build' });
+    expect(trusted.isError, trusted.text).toBe(false);
+    await pollTaskStatus(handle, taskIdOf(trusted.text), ENDED, 30_000);
+    const jobsBefore = readdirSync(join(world.dataHome, 'jobs'));
+    const before = readdirSync(sshd.workdir);
+    const started = await handle.callText('task_start', { task: 'Anything', runner: 'untrusted' });
     expect(started.isError).toBe(true);
     expect(started.text).toContain(
       `the host key of 127.0.0.1:${sshd.port} is not in ${emptyKnownHosts}`,
     );
     expect(started.text).toContain(sshd.hostKeyFingerprint);
     expect(started.text).toContain(`ssh-keyscan -p ${sshd.port} 127.0.0.1 >> ${emptyKnownHosts}`);
-    const jobs = join(world.dataHome, 'jobs');
-    expect(existsSync(jobs) ? readdirSync(jobs) : []).toEqual([]);
+    expect(readdirSync(join(world.dataHome, 'jobs'))).toEqual(jobsBefore);
     expect(readdirSync(sshd.workdir)).toEqual(before);
-    expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
   });
 
   it('a task outlives its local server killed mid-task and loses nothing', async ({
@@ -341,14 +355,16 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     );
     await pollTaskStatus(handle, first, ENDED, 60_000);
     await pollTaskStatus(handle, second, ENDED, 60_000);
-    const [a, b] = [jobOf(world, first), jobOf(world, second)].sort((x, y) =>
-      x.endedAt < y.endedAt ? -1 : 1,
+    const eventsOf = (id: string) =>
+      readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { ts: string; type: string })
+        .filter((event) => event.type === 'step');
+    // One task's steps all come before the other's: never two on the runner at once.
+    const [a, b] = [eventsOf(first), eventsOf(second)].sort((x, y) =>
+      x[0]!.ts < y[0]!.ts ? -1 : 1,
     );
-    const events = readFileSync(join(world.dataHome, 'jobs', b.id, 'events.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { ts: string; type: string });
-    const firstStep = events.find((event) => event.type === 'step');
-    expect(firstStep!.ts >= a.endedAt).toBe(true);
+    expect(b![0]!.ts >= a!.at(-1)!.ts).toBe(true);
   });
 });

@@ -13,13 +13,27 @@ import { localNameProblem } from '../profiles/local-address.ts';
 import { createClient } from '../providers/create-client.ts';
 import { ProviderError } from '../wire/spec.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import type { RunnerConfig } from '../config/schema.ts';
+import { checkRunner, runnerAddress, type RunnerFacts } from '../runners/check-runner.ts';
 
 const CHECK_TIMEOUT_MS = 5_000;
 const MODELS_SHOWN = 8;
+/** A runner's task slots when its config sets no maxTasks (see the builtin engine). */
+const RUNNER_MAX_TASKS = 4;
 
-/** The text of the `providers` tool: every profile, the default, and (with `check`) live facts. */
-export async function describeProviders(context: AppContext, check: boolean): Promise<string> {
+/**
+ * The text of the `providers` tool: every profile, the default, the runners, and (with `check`)
+ * live facts. `runners: false` leaves the runners out (`delegate doctor` checks them apart).
+ */
+export async function describeProviders(
+  context: AppContext,
+  check: boolean,
+  options: { runners?: boolean } = {},
+): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const runners =
+    options.runners === false ? Promise.resolve('') : describeRunners(config, context, check);
+  runners.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   const notes = [
     credentialsNote(context.dataHome),
     config.envProfileIgnored,
@@ -29,7 +43,7 @@ export async function describeProviders(context: AppContext, check: boolean): Pr
   const discover = context.discover ?? discoverLocalServer;
   if (config.profiles.size === 0) {
     const server = await discover(context.env);
-    if (!server) return noted(noWorkerMessage(config.configFile));
+    if (!server) return noted(noWorkerMessage(config.configFile) + (await runners));
     const profile = discoveredProfile(server);
     const lines = await describeProfile(profile, context, check, true);
     const skipped = server.skipped.length
@@ -38,7 +52,8 @@ export async function describeProviders(context: AppContext, check: boolean): Pr
     return noted(
       `No profiles configured; using the auto-detected local server:\n${lines}\n` +
         `Served models: ${server.models.slice(0, MODELS_SHOWN).join(', ')}. Chosen: ${server.model}.${skipped} ` +
-        `To use another, add a profile with provider_set or in ${config.configFile} (its "model" picks it).`,
+        `To use another, add a profile with provider_set or in ${config.configFile} (its "model" picks it).` +
+        (await runners),
     );
   }
   const defaultName = await defaultProfileName(config, context);
@@ -56,8 +71,52 @@ export async function describeProviders(context: AppContext, check: boolean): Pr
   const files = config.files.length ? config.files.join(', ') : 'DELEGATE_* environment variables';
   const why = defaultReason(config, defaultName);
   return noted(
-    `Profiles (default: ${defaultName ?? 'none — pass profile or set defaultProfile'}; from ${files}${why}):\n${blocks.join('\n')}`,
+    `Profiles (default: ${defaultName ?? 'none — pass profile or set defaultProfile'}; from ${files}${why}):\n${blocks.join('\n')}` +
+      (await runners),
   );
+}
+
+/** `\nRunners:` and one line per runner (with `check`, its facts below it); '' with none. */
+async function describeRunners(
+  config: LoadedConfig,
+  context: AppContext,
+  check: boolean,
+): Promise<string> {
+  const runners = [...(config.runners ?? new Map<string, RunnerConfig>())];
+  if (runners.length === 0) return '';
+  const holders = poolHolders(slotsDir(context.dataHome));
+  const lines = await Promise.all(
+    runners.map(async ([name, runner]) => {
+      const line = `  ${runnerLine(name, runner, holders)}`;
+      if (!check) return line;
+      const facts = await checkRunner(runnerAddress(name, runner), context);
+      return `${line}\n    check: ${describeRunnerFacts(facts)}`;
+    }),
+  );
+  return `\nRunners:\n${lines.join('\n')}`;
+}
+
+/** `<name> — user@host:port, workdir …, maxTasks n, tasks running k`. */
+function runnerLine(name: string, runner: RunnerConfig, holders: readonly PoolHolder[]): string {
+  const where = runnerWhere(runner);
+  const running = holders.filter((holder) => holder.poolKey === `runner:${name}`).length;
+  const maxTasks = runner.maxTasks ? `${runner.maxTasks}` : `${RUNNER_MAX_TASKS} (default)`;
+  return `${name} — ${where}, workdir ${runner.workdir}, maxTasks ${maxTasks}, tasks running ${running}`;
+}
+
+/** `user@host:port`, each part only when the config has it. */
+export function runnerWhere(runner: RunnerConfig): string {
+  return `${runner.user ? `${runner.user}@` : ''}${runner.host}${runner.port ? `:${runner.port}` : ''}`;
+}
+
+/** `ok — git version …, shell bash, sandbox: bubblewrap ok`, or `FAILED — <problem>`. */
+function describeRunnerFacts(facts: RunnerFacts): string {
+  return facts.problem ? `FAILED — ${facts.problem}` : `ok — ${runnerFactsText(facts)}`;
+}
+
+/** What a runner that can take tasks offers: `git version …, shell bash, sandbox: bubblewrap ok`. */
+export function runnerFactsText(facts: RunnerFacts): string {
+  return `${facts.git ?? 'git'}, shell ${facts.shell ?? 'sh'}, sandbox: bubblewrap ${facts.bwrap ?? 'missing'}`;
 }
 
 function defaultReason(config: LoadedConfig, defaultName: string | undefined): string {

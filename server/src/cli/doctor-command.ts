@@ -2,9 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../profiles/load-config.ts';
-import { describeProviders } from '../calls/describe-providers.ts';
+import { describeProviders, runnerFactsText, runnerWhere } from '../calls/describe-providers.ts';
+import { checkRunner, runnerAddress, runnerSandbox } from '../runners/check-runner.ts';
 import { describeStatusLineSetup } from './install-statusline.ts';
-import { errorMessage } from '../util/user-error.ts';
+import { errorMessage, UserError } from '../util/user-error.ts';
 import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
@@ -21,24 +22,30 @@ const PROFILE_PROBLEM = /check: FAILED|NOT SET|REFUSED|NOT sent|does NOT list/;
 
 /**
  * `delegate doctor`: Node, the data home, the configuration, every profile (reachability and
- * key), the OS sandbox, Claude Code and the status line — one line each, details indented.
- * Exit 1 when any check fails (warnings do not count).
+ * key), every runner (login, git, shell, bubblewrap), the OS sandbox, Claude Code and the
+ * status line — one line each, details indented. Exit 1 when any check fails (warnings do not
+ * count).
  */
 export const doctorCommand: CliCommand = {
   usage: 'doctor',
-  summary: 'check Node, data home, config, profiles (reachability, keys), sandbox, Claude Code',
+  summary:
+    'check Node, data home, config, profiles (reachability, keys), runners, sandbox, Claude Code',
   help: `Checks what delegate needs and says what to fix: the Node version, the data home, the config files, every
-profile (reachable, key present), the OS sandbox and Claude Code. Exit 1 when something is wrong.`,
+profile (reachable, key present), every SSH runner (login, git, shell, bubblewrap), the OS sandbox and
+Claude Code. Exit 1 when something is wrong.`,
   async run(args, context) {
     if (args.length > 0) {
       context.stderr.write('Usage: delegate doctor  (takes no arguments)\n');
       return 2;
     }
+    // Profiles and runners are asked over the network: both at once.
+    const [profiles, runners] = await Promise.all([checkProfiles(context), checkRunners(context)]);
     const checks = [
       checkNode(),
       checkDataHome(context.dataHome),
       checkConfig(context),
-      ...(await checkProfiles(context)),
+      ...profiles,
+      ...runners,
       await checkSandbox(context),
       checkClaudeCode(context),
       checkStatusLine(context),
@@ -90,7 +97,7 @@ function checkConfig(context: CliContext): Check {
 
 async function checkProfiles(context: CliContext): Promise<Check[]> {
   try {
-    const text = await describeProviders(context, true);
+    const text = await describeProviders(context, true, { runners: false });
     const isProblem = PROFILE_PROBLEM.test(text) || /^No worker is configured/m.test(text);
     const isWarned = /^WARNING: /m.test(text);
     return [
@@ -107,6 +114,44 @@ async function checkProfiles(context: CliContext): Promise<Check[]> {
   } catch (error) {
     return [{ level: 'FAIL', what: `profiles: ${errorMessage(error)}` }];
   }
+}
+
+/** One check per runner: it logs in and has git; bubblewrap as the sandbox mode needs it. */
+async function checkRunners(context: CliContext): Promise<Check[]> {
+  let config;
+  try {
+    config = loadConfig(context.dataHome, context.projectDir, context.env);
+  } catch {
+    return []; // checkConfig says why
+  }
+  const mode = config.sandbox ?? 'auto';
+  return Promise.all(
+    [...(config.runners ?? [])].map(async ([name, runner]): Promise<Check> => {
+      const what = `runner ${name} (${runnerWhere(runner)})`;
+      try {
+        const facts = await checkRunner(runnerAddress(name, runner), context);
+        if (facts.problem) {
+          return { level: 'FAIL', what: `${what} cannot take tasks`, detail: facts.problem };
+        }
+        const described = `${what}: ${runnerFactsText(facts)}`;
+        try {
+          const decided = runnerSandbox(name, facts, mode);
+          return decided.sandboxed || mode === 'off'
+            ? { level: 'ok', what: described }
+            : {
+                level: 'warn',
+                what: described,
+                detail: `${decided.note ?? 'no sandbox there'}: under "sandbox": "auto" its task commands run unsandboxed (and say so). Install bubblewrap there (apt-get install bubblewrap).`,
+              };
+        } catch (error) {
+          if (!(error instanceof UserError)) throw error;
+          return { level: 'FAIL', what: described, detail: error.message };
+        }
+      } catch (error) {
+        return { level: 'FAIL', what: `${what}: ${errorMessage(error)}` };
+      }
+    }),
+  );
 }
 
 async function checkSandbox(context: CliContext): Promise<Check> {

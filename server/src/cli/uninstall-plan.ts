@@ -8,7 +8,7 @@ import { basename, dirname, join, relative, isAbsolute } from 'node:path';
 import { claudeSettingsPath } from './claude-settings.ts';
 import { installedStatusLines, statusLineFiles } from './install-statusline.ts';
 import type { InstalledStatusLine } from './install-statusline.ts';
-import { tryGit } from '../tasks/git.ts';
+import { tryGit } from '../git/git.ts';
 import { isTerminal, listJobs } from '../store/job-store.ts';
 import { reconcileJob } from '../tasks/reconcile.ts';
 import type { CliContext } from './cli-command.ts';

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative, isAbsolute, resolve } from 'node:path';
 import { uninstallStatusLine } from './install-statusline.ts';
-import { git } from '../tasks/git.ts';
+import { git } from '../git/git.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { CliContext } from './cli-command.ts';
 import type { RepositoryPlan, UninstallPlan } from './uninstall-plan.ts';

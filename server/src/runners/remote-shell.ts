@@ -17,7 +17,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HARDENED_SHELL_ARGS, PLAIN_DIFF, git, gitBytes, workerIdentity } from '../tasks/git.ts';
+import { HARDENED_SHELL_ARGS, PLAIN_DIFF, git, gitBytes, workerIdentity } from '../git/git.ts';
 import type { JobFile, PinnedRepository, RecordedRunner } from '../store/job-file.ts';
 import { jobDir } from '../store/job-store.ts';
 import { shellQuote } from '../util/shell-quote.ts';

@@ -55,8 +55,18 @@ export function expandHome(path: string, home: string | undefined): string {
 }
 
 function controlPath(runner: RunnerAddress, dataHome: string): string {
+  // Everything that decides whom ssh trusts and how it logs in: a runner must never ride on a
+  // connection another runner's host key or identity opened.
   const key = createHash('sha256')
-    .update(`${runner.user ?? ''}@${runner.host}:${runner.port ?? 22}`)
+    .update(
+      JSON.stringify([
+        runner.user ?? '',
+        runner.host,
+        runner.port ?? 22,
+        runner.identityFile ?? '',
+        runner.knownHostsFile ?? '',
+      ]),
+    )
     .digest('hex')
     .slice(0, 16);
   const preferred = join(dataHome, 'ssh');

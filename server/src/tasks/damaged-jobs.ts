@@ -9,7 +9,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { basename, join, relative, isAbsolute } from 'node:path';
 import { errorMessage } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
-import { tryGit } from './git.ts';
+import { tryGit } from '../git/git.ts';
 import { strayWorktree } from '../store/job-damage.ts';
 import { jobDir, type JobDamage } from '../store/job-store.ts';
 import { processesOfTask } from './reconcile.ts';

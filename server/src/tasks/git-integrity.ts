@@ -1,6 +1,6 @@
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { git, type GitOptions } from './git.ts';
+import { git, type GitOptions } from '../git/git.ts';
 import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
 
 /** Entries looked at when searching a task directory for git metadata; past it, the rest is unchecked. */

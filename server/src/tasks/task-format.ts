@@ -42,6 +42,13 @@ export function statusLine(job: JobFile, now = Date.now(), wording = TOOL_WORDIN
  * hosts they may reach; empty for a task recorded before the sandbox existed.
  */
 export function sandboxLine(job: JobFile): string {
+  if (job.runner) {
+    const { name, host, port, taskDir, sandboxed } = job.runner;
+    const sandbox = sandboxed
+      ? 'sandbox: on there (bubblewrap) · network: none'
+      : `sandbox: off — unsandboxed (${job.sandboxNote ?? 'no reason recorded'})`;
+    return `runner: ${name} (${host}${port ? `:${port}` : ''}) · commands in ${taskDir}/tree · ${sandbox}`;
+  }
   if (job.sandboxed === undefined) return '';
   if (!job.sandboxed)
     return `sandbox: off — unsandboxed (${job.sandboxNote ?? 'no reason recorded'})`;
@@ -59,6 +66,9 @@ export function resultText(
   const verification = result.verification;
   const lines = [
     `${job.id} ${result.state}${result.verdict ? ` — verdict: ${result.verdict}` : ''}`,
+    job.runner
+      ? `runner: the worker's commands and the test command ran on ${job.runner.name} (${job.runner.host})`
+      : '',
     job.sandboxed === false
       ? `unsandboxed: the worker's commands and the test command ran without the OS sandbox (${job.sandboxNote ?? 'no reason recorded'})`
       : '',

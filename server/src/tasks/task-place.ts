@@ -1,6 +1,6 @@
 import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
-import { resolveCommit } from './git.ts';
+import { resolveCommit } from '../git/git.ts';
 import { findGitMetadata } from './git-integrity.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
 import { createWorktree, isGitRepository, recordGit, repositoryRoot } from './worktree.ts';

@@ -1,7 +1,7 @@
 import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { git, resolveCommit, workerIdentity } from './git.ts';
+import { git, resolveCommit, workerIdentity } from '../git/git.ts';
 import type { PinnedRepository } from '../store/job-file.ts';
 
 /** Options for git calls against a throwaway copy of the repository's index. */

@@ -11,12 +11,12 @@ import {
   writePatch,
   type ChangeFacts,
   type GitOptions,
-} from './git.ts';
+} from '../git/git.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { withIndexCopy, type ScratchIndexOptions } from './working-tree.ts';
 import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
 
-export type { ChangeFacts, FileChange } from './git.ts';
+export type { ChangeFacts, FileChange } from '../git/git.ts';
 
 export async function isGitRepository(dir: string): Promise<boolean> {
   return (await tryGit(dir, ['rev-parse', '--is-inside-work-tree']))?.trim() === 'true';
