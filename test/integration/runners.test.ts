@@ -367,4 +367,56 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     );
     expect(b![0]!.ts >= a!.at(-1)!.ts).toBe(true);
   });
+
+  it('refuses what a runner cannot run, before anything is made', async ({ startWith, world }) => {
+    const handle = await startWith([{ text: 'never' }]);
+    // A CLI-engine profile beside the builtin one (its CLI need not be installed: refused first).
+    world.writeConfig({
+      runners: { build: runnerConfig() },
+      profiles: {
+        w: { format: 'openai', baseUrl: 'http://127.0.0.1:2/v1', model: 'm', local: true },
+        cli: { format: 'claude-cli', model: 'sonnet' },
+      },
+    });
+    const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ profile: 'cli' }, 'runs claude-cli, a CLI that runs on this machine'],
+      [{ profile: 'w', isolation: 'none' }, 'without isolation "none"'],
+      [{ profile: 'w', runner: '' }, 'runner'],
+    ];
+    for (const [fields, reason] of refusals) {
+      const started = await handle.callText('task_start', {
+        task: 'Anything',
+        runner: 'build',
+        ...fields,
+      });
+      expect(started.isError, JSON.stringify(fields)).toBe(true);
+      expect(started.text).toContain(reason);
+    }
+    const jobs = join(world.dataHome, 'jobs');
+    expect(existsSync(jobs) ? readdirSync(jobs) : []).toEqual([]);
+    expect(git(world.project, 'worktree', 'list')).not.toContain('t_');
+  });
+
+  it('runs attempts on a runner, each in its own folder there', async ({ startWith, world }) => {
+    const handle = await startWith([
+      bash(`sed -i 's/a - b/a + b/' src/add.js && pwd`),
+      { text: 'Fixed.' },
+    ]);
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      runner: 'build',
+      attempts: 2,
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    expect(await pollTaskStatus(handle, id, ENDED, 90_000)).toMatch(/done passed/);
+    const result = await handle.callText('task_result', { task_id: id });
+    expect(result.text).toContain('verdict: passed');
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
+    const task = jobOf(world, id);
+    for (const ref of task.attempts as Array<{ id: string }>) {
+      expect(jobOf(world, ref.id).runner.taskDir).toBe(`${sshd.workdir}/${ref.id}`);
+    }
+  });
 });

@@ -112,6 +112,73 @@ describe('loadConfig', () => {
   });
 });
 
+describe('runners in the config', () => {
+  const runner = (fields: Record<string, unknown>) => ({
+    type: 'ssh',
+    host: 'build-1.lan',
+    workdir: '/srv/delegate',
+    ...fields,
+  });
+  const refusal = (fields: Record<string, unknown>) => {
+    world.writeConfig({ runners: { build: runner(fields) } });
+    try {
+      loadConfig(world.dataHome, world.project, world.env);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'accepted';
+  };
+
+  it('takes a runner with every field', () => {
+    world.writeConfig({
+      runners: {
+        build: runner({
+          port: 2222,
+          user: 'ci',
+          identityFile: '~/.ssh/id_ed25519',
+          knownHostsFile: '/etc/delegate/known_hosts',
+          maxTasks: 2,
+        }),
+      },
+    });
+    const config = loadConfig(world.dataHome, world.project, world.env);
+    expect(config.runners?.get('build')).toMatchObject({ host: 'build-1.lan', port: 2222 });
+  });
+
+  // Nothing of a runner's may reach ssh as an option or a second word.
+  it.each([
+    [{ host: '-oProxyCommand=touch /tmp/pwned' }, 'host'],
+    [{ host: 'a b' }, 'host'],
+    [{ host: 'h;id' }, 'host'],
+    [{ host: '' }, 'host'],
+    [{ user: '-oProxyCommand=x' }, 'user'],
+    [{ user: 'a b' }, 'user'],
+    [{ port: 0 }, 'port'],
+    [{ port: 70000 }, 'port'],
+    [{ workdir: 'relative/dir' }, 'workdir'],
+    [{ workdir: '/a\nb' }, 'workdir'],
+    [{ identityFile: 'id_rsa' }, 'identityFile'],
+    [{ knownHostsFile: '-F' }, 'knownHostsFile'],
+    [{ maxTasks: 0 }, 'maxTasks'],
+    [{ type: 'docker' }, 'type'],
+    [{ password: 'x' }, 'password'],
+  ])('refuses %j, naming the field', (fields, field) => {
+    expect(refusal(fields)).toContain(field);
+  });
+
+  it('ignores runners a project file defines, with a warning', () => {
+    world.writeConfig({ runners: { mine: runner({}) } });
+    mkdirSync(join(world.project, '.claude'));
+    writeFileSync(
+      join(world.project, '.claude', 'delegate.json'),
+      JSON.stringify({ runners: { theirs: runner({ host: 'evil.example' }) } }),
+    );
+    const config = loadConfig(world.dataHome, world.project, world.env);
+    expect([...(config.runners?.keys() ?? [])]).toEqual(['mine']);
+    expect(config.warnings?.join('\n')).toContain('defines runners (theirs)');
+  });
+});
+
 describe('resolveProfile', () => {
   it('prefers the named profile, then the configured default, then env, then the only profile', async () => {
     world.writeConfig({ profiles: { only: profile('m') } });

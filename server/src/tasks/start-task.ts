@@ -318,6 +318,11 @@ async function planTask(
     : undefined;
   // A CLI engine must be installed before any worktree is made.
   const cliEngine = isCliFormat(profile.format) ? cliEngineFor(profile.format) : undefined;
+  if (cliEngine && input.runner !== undefined) {
+    throw new UserError(
+      `runner: profile "${profile.name}" runs ${profile.format}, a CLI that runs on this machine; runners take the builtin worker's commands. Use a builtin-engine profile (openai, anthropic, copilot) on a runner.`,
+    );
+  }
   if (cliEngine) findBinary(cliEngine, context.env.PATH);
   // A CLI runs in the sandbox with its model calls: its endpoint is one of the task's hosts.
   const allowHosts = taskAllowHosts(
@@ -326,11 +331,6 @@ async function planTask(
     cliEngine ? cliEndpointHosts(cliEngine, profile) : undefined,
   );
   if (input.runner !== undefined) {
-    if (cliEngine) {
-      throw new UserError(
-        `runner: profile "${profile.name}" runs ${profile.format}, a CLI that runs on this machine; runners take the builtin worker's commands. Use a builtin-engine profile (openai, anthropic, copilot) on a runner.`,
-      );
-    }
     const runner = await planRunner(input.runner, config, context, allowHosts);
     return {
       profile,
