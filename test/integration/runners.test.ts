@@ -3,6 +3,7 @@
  * account `delegate-runner` where the test-deps script made it, so the runner's processes and
  * files are told apart from ours by their owner.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -418,5 +419,32 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     for (const ref of task.attempts as Array<{ id: string }>) {
       expect(jobOf(world, ref.id).runner.taskDir).toBe(`${sshd.workdir}/${ref.id}`);
     }
+  });
+
+  it('refuses a host key that changed, even while the trusted key’s connection is open', async ({
+    startWith,
+    world,
+  }) => {
+    const otherKey = join(world.root, 'other_host_key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', otherKey]);
+    const changedKnownHosts = join(world.root, 'known_hosts_changed');
+    writeFileSync(
+      changedKnownHosts,
+      `[127.0.0.1]:${sshd.port} ${readFileSync(`${otherKey}.pub`, 'utf8').split(' ').slice(0, 2).join(' ')}\n`,
+    );
+    const handle = await startWith([{ text: 'Nothing to do.' }], {
+      runners: {
+        build: runnerConfig(),
+        changed: runnerConfig({ knownHostsFile: changedKnownHosts }),
+      },
+    });
+    const trusted = await handle.callText('task_start', { task: 'Nothing', runner: 'build' });
+    expect(trusted.isError, trusted.text).toBe(false);
+    await pollTaskStatus(handle, taskIdOf(trusted.text), ENDED, 30_000);
+    const refused = await handle.callText('task_start', { task: 'Anything', runner: 'changed' });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain(`the host key of 127.0.0.1:${sshd.port} CHANGED`);
+    expect(refused.text).toContain(sshd.hostKeyFingerprint);
+    expect(refused.text).toContain('ssh-keygen -R');
   });
 });

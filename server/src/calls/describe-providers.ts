@@ -14,12 +14,15 @@ import { createClient } from '../providers/create-client.ts';
 import { ProviderError } from '../wire/spec.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import type { RunnerConfig } from '../config/schema.ts';
-import { checkRunner, runnerAddress, type RunnerFacts } from '../runners/check-runner.ts';
+import {
+  checkRunner,
+  DEFAULT_RUNNER_TASKS,
+  runnerAddress,
+  type RunnerFacts,
+} from '../runners/check-runner.ts';
 
 const CHECK_TIMEOUT_MS = 5_000;
 const MODELS_SHOWN = 8;
-/** A runner's task slots when its config sets no maxTasks (see the builtin engine). */
-const RUNNER_MAX_TASKS = 4;
 
 /**
  * The text of the `providers` tool: every profile, the default, the runners, and (with `check`)
@@ -100,7 +103,7 @@ async function describeRunners(
 function runnerLine(name: string, runner: RunnerConfig, holders: readonly PoolHolder[]): string {
   const where = runnerWhere(runner);
   const running = holders.filter((holder) => holder.poolKey === `runner:${name}`).length;
-  const maxTasks = runner.maxTasks ? `${runner.maxTasks}` : `${RUNNER_MAX_TASKS} (default)`;
+  const maxTasks = runner.maxTasks ? `${runner.maxTasks}` : `${DEFAULT_RUNNER_TASKS} (default)`;
   return `${name} — ${where}, workdir ${runner.workdir}, maxTasks ${maxTasks}, tasks running ${running}`;
 }
 

@@ -23,6 +23,9 @@ interface Context {
 
 const CHECK_TIMEOUT_MS = 30_000;
 
+/** A runner's `maxTasks` when the config sets none. */
+export const DEFAULT_RUNNER_TASKS = 4;
+
 export function runnerAddress(name: string, runner: RunnerConfig): RunnerAddress {
   return {
     name,

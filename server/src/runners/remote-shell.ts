@@ -97,8 +97,13 @@ async function onRunner(
     const result = await runSsh(task.runner, script, task, options);
     const failure = sshFailure(result);
     if (!failure) return result;
-    if (failure !== 'connection')
-      throw await sshFailureError(task.runner, failure, result, task.env);
+    // A host key that changed, or a login refused, mid-task: the task ends, nothing more runs there.
+    if (failure !== 'connection') {
+      throw new TaskError(
+        (await sshFailureError(task.runner, failure, result, task.env)).message,
+        'failed',
+      );
+    }
     options.signal?.throwIfAborted();
     const wait = RETRY_STEPS[attempt];
     if (wait === undefined) {
@@ -346,7 +351,7 @@ export async function runRemoteCommand(
     const commit = checked(await onRunner(task, script), 'collecting the changes')
       .toString()
       .trim();
-    const filesChanged = /^[0-9a-f]{40,64}$/.test(commit)
+    const filesChanged = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit)
       ? await pullFiles(task, base, commit)
       : [];
     return { exitCode: null, ending: state.ending, hadLeftovers: false, filesChanged };
@@ -396,7 +401,12 @@ function trailerSplitter(nonce: string, onOutput: (chunk: Buffer) => void) {
       const text = held.toString('latin1');
       const at = text.lastIndexOf(`\n${nonce} `);
       const match =
-        at < 0 ? null : new RegExp(`^\\n${nonce} (\\d+) ([01]) (\\S+)\\n$`).exec(text.slice(at));
+        at < 0
+          ? null
+          : // The commit must be a hash: it becomes an argument of git here.
+            new RegExp(`^\\n${nonce} (\\d+) ([01]) ([0-9a-f]{40}|[0-9a-f]{64}|-)\\n$`).exec(
+              text.slice(at),
+            );
       if (!match) {
         if (held.length) onOutput(held);
         return undefined;

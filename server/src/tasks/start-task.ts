@@ -16,7 +16,7 @@ import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { resolveProfile } from '../profiles/resolve-profile.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
-import { UserError } from '../util/user-error.ts';
+import { TaskError, UserError } from '../util/user-error.ts';
 import { isCliFormat, type AttemptStrategy, type SandboxMode } from '../config/schema.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import { cliEndpointHosts, cliEngineFor, findBinary, type CliEngine } from './engines/index.ts';
@@ -451,14 +451,25 @@ async function preflightPasses(
   context: AppContext,
 ): Promise<boolean> {
   const remote = remoteTaskOf(job, context.dataHome, context.env);
-  const preflight = await runTestCommand(
-    testCommand,
-    job.workdir,
-    workerEnv(context.env),
-    TASK_DEFAULTS.preflightS * 1000,
-    remote ? undefined : await sandboxForJob(job, context.dataHome, context.env),
-    remote,
-  );
+  let preflight;
+  try {
+    preflight = await runTestCommand(
+      testCommand,
+      job.workdir,
+      workerEnv(context.env),
+      TASK_DEFAULTS.preflightS * 1000,
+      remote ? undefined : await sandboxForJob(job, context.dataHome, context.env),
+      remote,
+    );
+  } catch (error) {
+    // Its runner went, or refused, between the check and the preflight: the task ends so.
+    if (!(error instanceof TaskError)) throw error;
+    await finishTask(context.dataHome, job.id, {
+      state: error.taskState,
+      error: `preflight: ${error.message}`,
+    });
+    return false;
+  }
   await updateJob(context.dataHome, job.id, () => ({ preflight }));
   if (!isBrokenRunner(preflight)) return true;
   await finishTask(context.dataHome, job.id, {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { prepareCommand, type SandboxPolicy } from '../sandbox/index.ts';
 import { killProcessGroup } from '../sandbox/kill-process-group.ts';
-import { errorMessage } from '../util/user-error.ts';
+import { errorMessage, TaskError } from '../util/user-error.ts';
 import type { VerificationFacts } from '../store/job-file.ts';
 import { runRemoteCommand, type RemoteTask } from '../runners/remote-shell.ts';
 
@@ -88,7 +88,15 @@ async function runTestsOnRunner(
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-TAIL_CHARS * 2);
   };
-  const outcome = await runRemoteCommand(remote, command, { timeoutMs, onOutput: keep });
+  let outcome;
+  try {
+    outcome = await runRemoteCommand(remote, command, { timeoutMs, onOutput: keep });
+  } catch (error) {
+    // A runner gone or refusing ends the task; anything else is this run's failure.
+    if (error instanceof TaskError) throw error;
+    const note = `[could not run on runner ${remote.runner.name}: ${errorMessage(error)}]`;
+    return { command, exitCode: null, outputTail: note, ms: Date.now() - started };
+  }
   const timedOut = outcome.ending === 'timed-out';
   const note = timedOut
     ? `\n[killed after ${Math.round(timeoutMs / 1000)} s]`

@@ -12,18 +12,21 @@ import { takeMessages } from '../../store/mailbox.ts';
 import { askSupervisor } from '../ask-supervisor.ts';
 import { callForTask, takeTaskSlot } from '../task-spending.ts';
 import { remoteTaskOf } from '../../runners/remote-shell.ts';
+import { DEFAULT_RUNNER_TASKS } from '../../runners/check-runner.ts';
 import { workerPrompt } from '../worker-prompt.ts';
 import { taskEnv, type AfterAnswer, type EngineStart, type TaskEngine } from './task-engine.ts';
 
 export const builtinEngine: TaskEngine = {
   async start(input) {
-    const { job, context, signal } = input;
+    const { job, context, signal, recorder } = input;
     // A runner's tasks share its maxTasks, across sessions, for their whole run.
-    const slot = job.runner
+    const runner = job.runner;
+    if (runner) recorder.activity(`waiting for a slot on runner ${runner.name}`);
+    const slot = runner
       ? await takeTaskSlot(
           context.dataHome,
-          `runner:${job.runner.name}`,
-          job.runner.maxTasks ?? 4,
+          `runner:${runner.name}`,
+          runner.maxTasks ?? DEFAULT_RUNNER_TASKS,
           job,
           signal,
         )
