@@ -7,6 +7,7 @@ import { benchAttempts } from './attempts.mjs';
 import { benchContextSize } from './context-size.mjs';
 import { benchHookTime } from './hook-time.mjs';
 import { benchProviderEngine } from './provider-engine.mjs';
+import { benchRunners } from './runners.mjs';
 import { benchServerStart } from './server-start.mjs';
 import { benchStatusLine } from './statusline.mjs';
 import { benchTasks } from './tasks.mjs';
@@ -20,6 +21,7 @@ const BENCHES = [
   benchAttempts,
   benchContextSize,
   benchStatusLine,
+  benchRunners,
 ];
 
 const sections = [];

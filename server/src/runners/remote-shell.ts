@@ -165,10 +165,14 @@ async function pushFiles(task: RemoteTask, signal?: AbortSignal): Promise<SyncSt
   ).trim();
   const send = async (base: SyncState | undefined) => {
     const revisions = `${commit}\n${base ? `^${base.commit}\n` : ''}`;
-    const pack = await gitBytes(cwd, ['pack-objects', '--revs', '--thin', '--stdout', '-q'], {
-      ...options,
-      input: Buffer.from(revisions),
-    });
+    // A whole snapshot has nothing on the runner to be a delta against: no delta search (it
+    // took most of a first exchange's time, measured in bench/runners.mjs).
+    const window = base ? [] : ['--window=0'];
+    const pack = await gitBytes(
+      cwd,
+      ['pack-objects', '--revs', '--thin', ...window, '--stdout', '-q'],
+      { ...options, input: Buffer.from(revisions) },
+    );
     const script = [
       `W=${shellQuote(task.runner.taskDir)}`,
       // The task's folder is made by its first exchange: an empty checkout and a tmp folder.
