@@ -190,6 +190,20 @@ function runnerAccount(): { user: string; uid: number; gid: number; separateUser
   };
 }
 
+/** `runners.<name>` of a config for this sshd, with `overrides`. */
+export function runnerConfig(sshd: SshdFixture, overrides: Record<string, unknown> = {}) {
+  return {
+    type: 'ssh',
+    host: sshd.host,
+    port: sshd.port,
+    user: sshd.user,
+    identityFile: sshd.identityFile,
+    knownHostsFile: sshd.knownHostsFile,
+    workdir: sshd.workdir,
+    ...overrides,
+  };
+}
+
 /** Starts sshd on a free 127.0.0.1 port and waits until a login works. */
 export async function startSshd(): Promise<SshdFixture> {
   const account = runnerAccount();

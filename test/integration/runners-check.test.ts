@@ -9,38 +9,19 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { acquireSlot } from '../../server/src/calls/pool.ts';
 import { slotsDir } from '../../server/src/config/paths.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { startSshd, type SshdFixture } from '../helpers/sshd.ts';
+import { runnerConfig, startSshd, type SshdFixture } from '../helpers/sshd.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 
 let sshd: SshdFixture;
 
-const goodRunner = () => ({
-  type: 'ssh',
-  host: sshd.host,
-  port: sshd.port,
-  user: sshd.user,
-  identityFile: sshd.identityFile,
-  knownHostsFile: sshd.knownHostsFile,
-  workdir: sshd.workdir,
-});
+const goodRunner = () => runnerConfig(sshd);
 
-/**
- * The same sshd, its host key not trusted. No `user`: ssh shares one connection per
- * user@host:port, and this runner must not ride on the good one's.
- */
+/** The same sshd, its host key not trusted (and no `user`: the login's default). */
 const unknownKeyRunner = (world: TempEnv) => {
   const emptyKnownHosts = join(world.root, 'known_hosts');
   writeFileSync(emptyKnownHosts, '');
-  return {
-    type: 'ssh',
-    host: sshd.host,
-    port: sshd.port,
-    identityFile: sshd.identityFile,
-    knownHostsFile: emptyKnownHosts,
-    workdir: sshd.workdir,
-    maxTasks: 2,
-  };
+  return runnerConfig(sshd, { user: undefined, knownHostsFile: emptyKnownHosts, maxTasks: 2 });
 };
 
 const it = taskTest.extend(

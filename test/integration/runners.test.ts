@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
 import { git } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { startSshd, type SshdFixture } from '../helpers/sshd.ts';
+import { runnerConfig as runnerConfigOf, startSshd, type SshdFixture } from '../helpers/sshd.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
@@ -24,16 +24,7 @@ let sshd: SshdFixture;
 /** The provider key: it must never reach the runner. */
 const WORKER_KEY = 'sk-runner-canary-7f6e5d4c3b2a1908';
 
-const runnerConfig = (overrides: Record<string, unknown> = {}) => ({
-  type: 'ssh',
-  host: sshd.host,
-  port: sshd.port,
-  user: sshd.user,
-  identityFile: sshd.identityFile,
-  knownHostsFile: sshd.knownHostsFile,
-  workdir: sshd.workdir,
-  ...overrides,
-});
+const runnerConfig = (overrides: Record<string, unknown> = {}) => runnerConfigOf(sshd, overrides);
 
 const it = taskTest.extend(
   'startWith',

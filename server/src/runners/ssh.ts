@@ -11,18 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shellQuote } from '../util/shell-quote.ts';
 import { UserError } from '../util/user-error.ts';
+import type { RecordedRunner } from '../store/job-file.ts';
 
 /** Where a runner is and how to log in: `runners.<name>` of the user's config, with its name. */
-export interface RunnerAddress {
-  name: string;
-  host: string;
-  port?: number;
-  user?: string;
-  identityFile?: string;
-  knownHostsFile?: string;
-  /** The absolute directory on the runner that holds one folder per task. */
-  workdir: string;
-}
+export type RunnerAddress = Pick<
+  RecordedRunner,
+  'name' | 'host' | 'port' | 'user' | 'identityFile' | 'knownHostsFile' | 'workdir'
+>;
 
 export interface SshResult {
   /** ssh's exit status: the remote command's, or 255 when ssh itself failed. */

@@ -104,13 +104,14 @@ export interface PinnedRepository {
  * changes do not move a running task. Paths and names only; no secret.
  */
 export interface RecordedRunner {
+  /** Its name in the config. */
   name: string;
   host: string;
   port?: number;
   user?: string;
   identityFile?: string;
   knownHostsFile?: string;
-  /** The runner's folder for tasks. */
+  /** The absolute directory on the runner that holds one folder per task. */
   workdir: string;
   /** The task's folder there: `<workdir>/<task id>`, holding `tree/` (the checkout) and `tmp/`. */
   taskDir: string;
