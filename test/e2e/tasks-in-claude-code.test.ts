@@ -12,6 +12,7 @@ import { REPO_ROOT } from '../helpers/mcp-server.ts';
 import { toolName } from '../helpers/supervisor.ts';
 import { settleWorkers } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { runnerConfig, startSshd } from '../helpers/sshd.ts';
 
 let world: TempEnv;
 let worker: FakeProvider;
@@ -62,7 +63,10 @@ function firstToolResult(request: RecordedRequest): string {
 }
 
 /** A supervisor that reacts to what the tools told it, as a real one would. */
-function supervise(request: RecordedRequest): FakeReply {
+const supervise = (request: RecordedRequest) => superviseWith({}, request);
+
+/** The same, its task_start given `extra` arguments. */
+function superviseWith(extra: Record<string, unknown>, request: RecordedRequest): FakeReply {
   const { tool, text } = lastToolResult(request);
   const taskId = /\bt_[a-z0-9]{6}\b/.exec(firstToolResult(request))?.[0];
   const call = (name: string, input: Record<string, unknown>, delayMs = 0): FakeReply => ({
@@ -73,6 +77,7 @@ function supervise(request: RecordedRequest): FakeReply {
     return call('task_start', {
       task: 'Fix add() so node test.js passes',
       test_command: 'node test.js',
+      ...extra,
     });
   if (tool === toolName('task_result'))
     return {
@@ -114,5 +119,60 @@ describe('tasks inside the real Claude Code', () => {
     expect(used.at(-1)).toBe(toolName('task_result'));
     expect(run.result?.result).toMatch(/Reviewed t_[a-z0-9]{6}: passed\./);
     expect(JSON.stringify(worker.requests[1]!.body.messages)).toContain('Numbers only.');
+  });
+
+  it('a scripted supervisor runs a task on an SSH runner: its commands and tests run there', async () => {
+    const sshd = await startSshd();
+    try {
+      worker = await startFakeProvider({
+        respond: byAssistantTurn([
+          {
+            toolUses: [
+              {
+                name: 'run_bash',
+                input: { command: `sed -i 's/a - b/a + b/' src/add.js && id -un && node test.js` },
+              },
+            ],
+          },
+          { text: 'Fixed add() on the runner.' },
+        ]),
+      });
+      world.writeConfig({
+        runners: { build: runnerConfig(sshd) },
+        profiles: {
+          w: { format: 'openai', baseUrl: worker.openaiBaseUrl, model: 'm', local: true },
+        },
+      });
+      supervisor = await startFakeProvider({
+        respond: (request) => superviseWith({ runner: 'build' }, request),
+      });
+      const run = await runClaude({
+        prompt: 'Delegate the fix of add() to the build runner',
+        cwd: world.project,
+        home: world.home,
+        baseUrl: supervisor.url,
+        pluginDir: REPO_ROOT,
+        allowedTools: ['task_start', 'task_status', 'task_result'].map(toolName),
+        env: { DELEGATE_HOME: world.dataHome },
+        timeoutMs: 90_000,
+      });
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(supervisor.unscripted).toEqual([]);
+      expect(run.result?.result).toMatch(/Reviewed t_[a-z0-9]{6}: passed\./);
+      // What Claude Code handed the supervisor: the start on the runner, and the result from there.
+      const started = firstToolResult(supervisor.requests.at(-1)!);
+      expect(started).toContain(
+        `commands and tests run on runner build (127.0.0.1) in ${sshd.workdir}/t_`,
+      );
+      const result = lastToolResult(supervisor.requests.at(-1)!);
+      expect(result.tool).toBe(toolName('task_result'));
+      expect(result.text).toContain(
+        "runner: the worker's commands and the test command ran on build",
+      );
+      expect(JSON.stringify(worker.requests[1]!.body.messages)).toContain(`${sshd.user}\\nok`);
+    } finally {
+      await settleWorkers(world.dataHome);
+      await sshd.stop();
+    }
   });
 });
