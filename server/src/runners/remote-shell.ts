@@ -285,6 +285,25 @@ function launcher(task: RemoteTask, command: string): string {
   ].join(' ');
 }
 
+/** The script that runs `command` there, then commits its changes and prints the closing line. */
+function commandScript(task: RemoteTask, command: string, base: SyncState, nonce: string): string {
+  return [
+    prelude(task),
+    ...(task.subdir ? [`cd ./${shellQuote(task.subdir)} || exit 97`] : []),
+    // Its own process group, so it can be killed whole: setsid, else bash's job control.
+    'if command -v setsid >/dev/null 2>&1; then S=setsid; else S=; set -m; fi',
+    `$S ${launcher(task, command)} </dev/null 2>&1 &`,
+    'pid=$!',
+    'echo "$pid" > "$W/run.pid"',
+    'wait "$pid"; rc=$?',
+    'left=0',
+    'if kill -0 -- "-$pid" 2>/dev/null; then left=1; kill -s KILL -- "-$pid" 2>/dev/null; fi',
+    'rm -f "$W/run.pid"',
+    ...snapshotLines(base),
+    `printf '\\n${nonce} %s %s %s\\n' "$rc" "$left" "$c"`,
+  ].join('\n');
+}
+
 /**
  * Runs `command` in the task's checkout on the runner (stdin closed, its own process group,
  * whatever it leaves behind killed when it ends), the worktree's files sent first and the
@@ -303,21 +322,7 @@ export async function runRemoteCommand(
 ): Promise<RemoteOutcome> {
   const base = await pushFiles(task, options.signal);
   const nonce = randomBytes(12).toString('hex');
-  const script = [
-    prelude(task),
-    ...(task.subdir ? [`cd ./${shellQuote(task.subdir)} || exit 97`] : []),
-    // Its own process group, so it can be killed whole: setsid, else bash's job control.
-    'if command -v setsid >/dev/null 2>&1; then S=setsid; else S=; set -m; fi',
-    `$S ${launcher(task, command)} </dev/null 2>&1 &`,
-    'pid=$!',
-    'echo "$pid" > "$W/run.pid"',
-    'wait "$pid"; rc=$?',
-    'left=0',
-    'if kill -0 -- "-$pid" 2>/dev/null; then left=1; kill -s KILL -- "-$pid" 2>/dev/null; fi',
-    'rm -f "$W/run.pid"',
-    ...snapshotLines(base),
-    `printf '\\n${nonce} %s %s %s\\n' "$rc" "$left" "$c"`,
-  ].join('\n');
+  const script = commandScript(task, command, base, nonce);
   const state: { ending: RemoteEnding } = { ending: 'exited' };
   const splitter = trailerSplitter(nonce, options.onOutput);
   let killed: Promise<void> | undefined;
@@ -347,18 +352,13 @@ export async function runRemoteCommand(
   }
   const trailer = splitter.end();
   if (!trailer) {
-    // The connection went while the command ran: stop it there, and keep what it changed.
     if (state.ending === 'exited') state.ending = 'dropped';
-    await onRunner(task, 'true');
-    await killRemoteCommand(task);
-    const script = [prelude(task), ...snapshotLines(base), 'echo "$c"'].join('\n');
-    const commit = checked(await onRunner(task, script), 'collecting the changes')
-      .toString()
-      .trim();
-    const filesChanged = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit)
-      ? await pullFiles(task, base, commit)
-      : [];
-    return { exitCode: null, ending: state.ending, hadLeftovers: false, filesChanged };
+    return {
+      exitCode: null,
+      ending: state.ending,
+      hadLeftovers: false,
+      filesChanged: await afterDrop(task, base),
+    };
   }
   const filesChanged = trailer.commit === '-' ? [] : await pullFiles(task, base, trailer.commit);
   return {
@@ -367,6 +367,20 @@ export async function runRemoteCommand(
     hadLeftovers: state.ending === 'exited' && trailer.hadLeftovers,
     filesChanged,
   };
+}
+
+/**
+ * The connection went while a command ran (or it was cut after a kill): once the runner answers
+ * again, the command is stopped there and what it changed comes back.
+ */
+async function afterDrop(task: RemoteTask, base: SyncState): Promise<string[]> {
+  await onRunner(task, 'true');
+  await killRemoteCommand(task);
+  const script = [prelude(task), ...snapshotLines(base), 'echo "$c"'].join('\n');
+  const commit = checked(await onRunner(task, script), 'collecting the changes')
+    .toString()
+    .trim();
+  return /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit) ? pullFiles(task, base, commit) : [];
 }
 
 /** Shell lines that commit what changed in the checkout since `base` (to `$c`; `-` when nothing did). */
