@@ -25,7 +25,7 @@ export async function benchRunners(root) {
   let fake;
   let server;
   try {
-    const startSshd = await loadSshd(root, temp);
+    const { startSshd, runnerConfig } = await loadSshd(root, temp);
     sshd = await startSshd();
     // Each task's replies by its tag: the moment each of its model requests reached the fake.
     const seen = new Map();
@@ -54,17 +54,7 @@ export async function benchRunners(root) {
         join(dataHome, 'config.json'),
         JSON.stringify({
           ...extra,
-          runners: {
-            build: {
-              type: 'ssh',
-              host: sshd.host,
-              port: sshd.port,
-              user: sshd.user,
-              identityFile: sshd.identityFile,
-              knownHostsFile: sshd.knownHostsFile,
-              workdir: sshd.workdir,
-            },
-          },
+          runners: { build: runnerConfig(sshd) },
           profiles: {
             w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool: 20 },
           },
@@ -175,7 +165,7 @@ async function loadSshd(root, temp) {
     platform: 'node',
     logLevel: 'error',
   });
-  return (await import(module)).startSshd;
+  return import(module);
 }
 
 /** A git repository at `dir` with what `fill` writes, committed; its files' total bytes. */
