@@ -373,7 +373,7 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     const refusals: Array<[Record<string, unknown>, string]> = [
       [{ profile: 'cli' }, 'runs claude-cli, a CLI that runs on this machine'],
       [{ profile: 'w', isolation: 'none' }, 'without isolation "none"'],
-      [{ profile: 'w', runner: '' }, 'runner'],
+      [{ profile: 'w', runner: '' }, 'expected string to have >=1 characters at runner'],
     ];
     for (const [fields, reason] of refusals) {
       const started = await handle.callText('task_start', {

@@ -64,6 +64,8 @@ const RETRY_STEPS = [1, 2, 4, 8, 16];
 /** After a kill, how long the command's own ssh gets to report before it is cut. */
 const KILL_GRACE_MS = 10_000;
 const SYNC_FILE = 'runner-sync.json';
+/** A commit as the runner names it: a hash, since it becomes an argument of git here. */
+const COMMIT_HASH = '[0-9a-f]{40}|[0-9a-f]{64}';
 
 interface SyncState {
   commit: string;
@@ -125,7 +127,7 @@ function checked(result: SshResult, what: string): Buffer {
   return result.stdout;
 }
 
-function readSync(task: RemoteTask): SyncState | undefined {
+function readSyncState(task: RemoteTask): SyncState | undefined {
   const path = join(task.jobFolder, SYNC_FILE);
   if (!existsSync(path)) return undefined;
   const state = JSON.parse(readFileSync(path, 'utf8')) as Partial<SyncState>;
@@ -134,7 +136,7 @@ function readSync(task: RemoteTask): SyncState | undefined {
     : undefined;
 }
 
-function writeSync(task: RemoteTask, state: SyncState): void {
+function writeSyncState(task: RemoteTask, state: SyncState): void {
   writeFileSync(join(task.jobFolder, SYNC_FILE), `${JSON.stringify(state)}\n`);
 }
 
@@ -150,7 +152,7 @@ async function worktreeTree(task: RemoteTask): Promise<string> {
 
 /** Sends the worktree's files to the runner's checkout, unless it holds them already. */
 async function pushFiles(task: RemoteTask, signal?: AbortSignal): Promise<SyncState> {
-  const last = readSync(task);
+  const last = readSyncState(task);
   const tree = await worktreeTree(task);
   if (last?.tree === tree) return last;
   const cwd = task.repository.workTree;
@@ -188,7 +190,7 @@ async function pushFiles(task: RemoteTask, signal?: AbortSignal): Promise<SyncSt
   if (result.code === 96 && last) result = await send(undefined);
   checked(result, 'receiving the files');
   const state = { commit, tree };
-  writeSync(task, state);
+  writeSyncState(task, state);
   return state;
 }
 
@@ -220,7 +222,7 @@ async function pullFiles(task: RemoteTask, base: SyncState, commit: string): Pro
   if (diff.length > 0) {
     await gitBytes(cwd, ['apply', '--whitespace=nowarn', '-'], { ...options, input: diff });
   }
-  writeSync(task, { commit, tree });
+  writeSyncState(task, { commit, tree });
   return names.split('\0').filter(Boolean);
 }
 
@@ -380,7 +382,7 @@ async function afterDrop(task: RemoteTask, base: SyncState): Promise<string[]> {
   const commit = checked(await onRunner(task, script), 'collecting the changes')
     .toString()
     .trim();
-  return /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit) ? pullFiles(task, base, commit) : [];
+  return new RegExp(`^(?:${COMMIT_HASH})$`).test(commit) ? pullFiles(task, base, commit) : [];
 }
 
 /** Shell lines that commit what changed in the checkout since `base` (to `$c`; `-` when nothing did). */
@@ -421,10 +423,7 @@ function trailerSplitter(nonce: string, onOutput: (chunk: Buffer) => void) {
       const match =
         at < 0
           ? null
-          : // The commit must be a hash: it becomes an argument of git here.
-            new RegExp(`^\\n${nonce} (\\d+) ([01]) ([0-9a-f]{40}|[0-9a-f]{64}|-)\\n$`).exec(
-              text.slice(at),
-            );
+          : new RegExp(`^\\n${nonce} (\\d+) ([01]) (${COMMIT_HASH}|-)\\n$`).exec(text.slice(at));
       if (!match) {
         if (held.length) onOutput(held);
         return undefined;

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
   DEFAULT_LIMITS,
@@ -413,9 +413,7 @@ function queuedJob(
     ...(cliEngine ? { engine: cliEngine.format } : {}),
     ...(agent ? { agent: { name: agent.name, tier: agent.tier, path: agent.path } } : {}),
     ...where,
-    ...(runner
-      ? { runner: { ...runner, taskDir: `${runner.workdir.replace(/\/$/, '')}/${id}` } }
-      : {}),
+    ...(runner ? { runner: { ...runner, taskDir: posix.join(runner.workdir, id) } } : {}),
     sandboxed: sandbox.sandboxed,
     ...(sandbox.note ? { sandboxNote: sandbox.note } : {}),
     ...(allowHosts.length > 0 ? { allowHosts } : {}),

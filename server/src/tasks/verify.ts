@@ -21,15 +21,14 @@ export async function runTestCommand(
   sandbox?: SandboxPolicy,
   remote?: RemoteTask,
 ): Promise<VerificationFacts> {
-  const started = Date.now();
   if (remote) return runTestsOnRunner(command, remote, timeoutMs);
+  const run = collectFacts(command);
   let script: string;
   let release: () => void;
   try {
     ({ script, release } = await prepareCommand(command, sandbox, env));
   } catch (error) {
-    const note = `[could not set up the OS sandbox: ${errorMessage(error)}]`;
-    return { command, exitCode: null, outputTail: note, ms: Date.now() - started };
+    return run.facts(null, `[could not set up the OS sandbox: ${errorMessage(error)}]`);
   }
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], {
@@ -38,14 +37,10 @@ export async function runTestCommand(
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
     let timedOut = false;
     let isFinished = false;
-    const keep = (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-TAIL_CHARS * 2);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
+    child.stdout.on('data', run.keep);
+    child.stderr.on('data', run.keep);
     const timer = setTimeout(() => {
       timedOut = true;
       if (child.pid) void killProcessGroup(child.pid);
@@ -55,24 +50,11 @@ export async function runTestCommand(
       isFinished = true;
       clearTimeout(timer);
       release();
-      resolve({
-        command,
-        exitCode,
-        outputTail: (output + note).slice(-TAIL_CHARS),
-        ms: Date.now() - started,
-        ...(timedOut ? { timedOut } : {}),
-      });
+      resolve(run.facts(exitCode, note, timedOut));
     };
     child.on('error', (error) => finish(null, `\n[could not start: ${error.message}]`));
     child.on('close', (code, signal) =>
-      finish(
-        code,
-        timedOut
-          ? `\n[killed after ${Math.round(timeoutMs / 1000)} s]`
-          : signal
-            ? `\n[killed by ${signal}]`
-            : '',
-      ),
+      finish(code, timedOut ? killedAfter(timeoutMs) : signal ? `\n[killed by ${signal}]` : ''),
     );
   });
 }
@@ -83,34 +65,46 @@ async function runTestsOnRunner(
   remote: RemoteTask,
   timeoutMs: number,
 ): Promise<VerificationFacts> {
-  const started = Date.now();
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-TAIL_CHARS * 2);
-  };
+  const run = collectFacts(command);
   let outcome;
   try {
-    outcome = await runRemoteCommand(remote, command, { timeoutMs, onOutput: keep });
+    outcome = await runRemoteCommand(remote, command, { timeoutMs, onOutput: run.keep });
   } catch (error) {
     // A runner gone or refusing ends the task; anything else is this run's failure.
     if (error instanceof TaskError) throw error;
-    const note = `[could not run on runner ${remote.runner.name}: ${errorMessage(error)}]`;
-    return { command, exitCode: null, outputTail: note, ms: Date.now() - started };
+    return run.facts(
+      null,
+      `[could not run on runner ${remote.runner.name}: ${errorMessage(error)}]`,
+    );
   }
   const timedOut = outcome.ending === 'timed-out';
   const note = timedOut
-    ? `\n[killed after ${Math.round(timeoutMs / 1000)} s]`
+    ? killedAfter(timeoutMs)
     : outcome.ending === 'dropped'
       ? '\n[the connection to the runner dropped; the command was stopped]'
       : '';
+  return run.facts(outcome.exitCode, note, timedOut);
+}
+
+/** One run's facts: its output kept to the tail (`keep` takes each chunk), its time from now. */
+function collectFacts(command: string) {
+  const started = Date.now();
+  let output = '';
   return {
-    command,
-    exitCode: outcome.exitCode,
-    outputTail: (output + note).slice(-TAIL_CHARS),
-    ms: Date.now() - started,
-    ...(timedOut ? { timedOut } : {}),
+    keep: (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-TAIL_CHARS * 2);
+    },
+    facts: (exitCode: number | null, note = '', timedOut = false): VerificationFacts => ({
+      command,
+      exitCode,
+      outputTail: (output + note).slice(-TAIL_CHARS),
+      ms: Date.now() - started,
+      ...(timedOut ? { timedOut } : {}),
+    }),
   };
 }
+
+const killedAfter = (timeoutMs: number) => `\n[killed after ${Math.round(timeoutMs / 1000)} s]`;
 
 /** A test command that cannot run at all (not found, not executable) is a broken runner. */
 export function isBrokenRunner(facts: VerificationFacts): boolean {
