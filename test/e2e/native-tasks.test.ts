@@ -342,9 +342,7 @@ describe("a native MCP task in Claude Code's own UI (interactive)", () => {
     await waitFor(() => liveProcesses(({ group }) => group === pid).length === 0, scaledMs(10_000));
     // The job file says cancelled a moment before its event is appended (finishTask writes the
     // state first, then the event): waited for, not read once, on a loaded machine.
-    await waitFor(() => eventsOf(id).at(-1)?.type === 'state', 10_000, 100).catch(
-      () => undefined,
-    );
+    await waitFor(() => eventsOf(id).at(-1)?.type === 'state', 10_000, 100).catch(() => undefined);
     expect(eventsOf(id).at(-1)).toMatchObject({
       type: 'state',
       detail: expect.stringMatching(/^cancelled/),

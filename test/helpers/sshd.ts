@@ -60,6 +60,12 @@ export interface SshdFixture {
   stop(): Promise<void>;
   /** Kills sshd and its connection children only (the runner disappearing); keeps the files. */
   kill(): Promise<void>;
+  /**
+   * Drops every open connection (SIGKILLs sshd's per-connection processes), as a network that
+   * goes away would: sshd keeps listening, and what the sessions ran keeps running. Returns how
+   * many processes it killed.
+   */
+  dropConnections(): number;
 }
 
 interface ProcessFacts {
@@ -403,6 +409,16 @@ export async function startSshd(): Promise<SshdFixture> {
     }
   };
 
+  const dropConnections = (): number => {
+    const pid = sshd?.pid;
+    if (!pid) return 0;
+    const sessions = descendants(pid).filter(
+      (facts) => facts.pid !== pid && /^sshd(-session)?(:|\s|$)/.test(facts.commandLine),
+    );
+    for (const facts of sessions) signal(facts.pid, 'SIGKILL');
+    return sessions.length;
+  };
+
   let stopping: Promise<void> | undefined;
   return {
     host: '127.0.0.1',
@@ -417,6 +433,7 @@ export async function startSshd(): Promise<SshdFixture> {
     exec: (command) => runSsh([...sshArgs, command]),
     runnerProcesses,
     kill: killSshd,
+    dropConnections,
     stop: () =>
       (stopping ??= (async () => {
         try {

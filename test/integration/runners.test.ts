@@ -332,6 +332,68 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     }
   });
 
+  it('a connection dropped while a command runs: the command is stopped there, its changes come back, the task goes on', async ({
+    startWith,
+    provider,
+    world,
+  }) => {
+    const handle = await startWith([
+      bash('echo part > made.txt && echo started && sleep 302; echo after > after.txt'),
+      bash('cat made.txt; ls'),
+      { text: 'Made the file.' },
+    ]);
+    const started = await handle.callText('task_start', { task: 'Make a file', runner: 'build' });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    await waitFor(() => sshd.runnerProcesses().some((line) => line.endsWith('sleep 302')), 30_000);
+    expect(sshd.dropConnections()).toBeGreaterThan(0);
+    const done = await pollTaskStatus(handle, id, ENDED, 60_000);
+    expect(done).toMatch(new RegExp(`^${id} done`));
+    // The model was told, with the output the command gave before the drop.
+    const told = JSON.stringify(provider.started!.requests[1]!.body.messages.at(-1));
+    expect(told).toContain('The connection to the runner dropped while the command ran');
+    expect(told).toContain('started');
+    expect(told).toContain('exit code ?');
+    // What it wrote before the drop came back, and the runner's checkout still agrees.
+    const next = JSON.stringify(provider.started!.requests[2]!.body.messages.at(-1));
+    expect(next).toContain('part');
+    expect(next).not.toContain('after.txt');
+    await handle.callText('task_result', { task_id: id });
+    expect(git(world.project, 'show', `delegate/${id}:made.txt`).trim()).toBe('part');
+    // Nothing of it is left running there.
+    await waitFor(() => sshd.runnerProcesses().length === 0, 10_000);
+  });
+
+  it('a connection dropped after a command ended there: its exit code and its changes still come back', async ({
+    startWith,
+    provider,
+    world,
+  }) => {
+    // Unsandboxed, the command can end its own connection (the runner's sshd process above its
+    // script), then exit while the script, cut off from us, records how it ended.
+    const handle = await startWith(
+      [
+        bash(
+          "echo part > made.txt && echo started && kill -9 $(awk '{print $4}' /proc/$PPID/stat); exit 3",
+        ),
+        bash('cat made.txt'),
+        { text: 'Made the file.' },
+      ],
+      { sandbox: 'off' },
+    );
+    const started = await handle.callText('task_start', { task: 'Make a file', runner: 'build' });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    const done = await pollTaskStatus(handle, id, ENDED, 60_000);
+    expect(done).toMatch(new RegExp(`^${id} done`));
+    const told = JSON.stringify(provider.started!.requests[1]!.body.messages.at(-1));
+    expect(told, told).toContain('the command had ended there');
+    expect(told).toContain('exit code 3');
+    expect(JSON.stringify(provider.started!.requests[2]!.body.messages.at(-1))).toContain('part');
+    await handle.callText('task_result', { task_id: id });
+    expect(git(world.project, 'show', `delegate/${id}:made.txt`).trim()).toBe('part');
+  });
+
   it('maxTasks is a pool: a second task waits for the first to end', async ({
     startWith,
     world,

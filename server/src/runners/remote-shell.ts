@@ -287,10 +287,16 @@ function launcher(task: RemoteTask, command: string): string {
   ].join(' ');
 }
 
-/** The script that runs `command` there, then commits its changes and prints the closing line. */
+/**
+ * The script that runs `command` there, then commits its changes and prints the closing line.
+ * The closing line is also written to `$W/ended` before it is printed, and the script's pid is
+ * in `$W/script.pid` until then: a connection that drops while it runs loses neither the exit
+ * code nor the changes (see {@link afterDrop}).
+ */
 function commandScript(task: RemoteTask, command: string, base: SyncState, nonce: string): string {
   return [
     prelude(task),
+    'echo "$$" > "$W/script.pid"',
     ...(task.subdir ? [`cd ./${shellQuote(task.subdir)} || exit 97`] : []),
     // Its own process group, so it can be killed whole: setsid, else bash's job control.
     'if command -v setsid >/dev/null 2>&1; then S=setsid; else S=; set -m; fi',
@@ -302,6 +308,8 @@ function commandScript(task: RemoteTask, command: string, base: SyncState, nonce
     'if kill -0 -- "-$pid" 2>/dev/null; then left=1; kill -s KILL -- "-$pid" 2>/dev/null; fi',
     'rm -f "$W/run.pid"',
     ...snapshotLines(base),
+    `printf '${nonce} %s %s %s\\n' "$rc" "$left" "$c" > "$W/ended"`,
+    'rm -f "$W/script.pid"',
     `printf '\\n${nonce} %s %s %s\\n' "$rc" "$left" "$c"`,
   ].join('\n');
 }
@@ -354,12 +362,14 @@ export async function runRemoteCommand(
   }
   const trailer = splitter.end();
   if (!trailer) {
-    if (state.ending === 'exited') state.ending = 'dropped';
+    const recovered = await afterDrop(task, base, nonce);
+    // A command that ended on its own before the drop keeps its exit code; one stopped has none.
+    const endedAlone = state.ending === 'exited' && !recovered.stopped;
     return {
-      exitCode: null,
-      ending: state.ending,
+      exitCode: endedAlone ? recovered.exitCode : null,
+      ending: state.ending === 'exited' ? 'dropped' : state.ending,
       hadLeftovers: false,
-      filesChanged: await afterDrop(task, base),
+      filesChanged: recovered.filesChanged,
     };
   }
   const filesChanged = trailer.commit === '-' ? [] : await pullFiles(task, base, trailer.commit);
@@ -371,18 +381,46 @@ export async function runRemoteCommand(
   };
 }
 
+/** How long, after a drop, the command's own script gets there to record how it ended. */
+const RECORD_WAIT_TENTHS = 600;
+
 /**
  * The connection went while a command ran (or it was cut after a kill): once the runner answers
- * again, the command is stopped there and what it changed comes back.
+ * again, the command is stopped there (`stopped`: it was still running) and what it changed
+ * comes back. The command's own script, cut off from us but still running there, is let finish
+ * recording its ending (exit code and commit); only a script that never finishes is killed and
+ * its changes committed here, so two git processes never share the checkout's index.
  */
-async function afterDrop(task: RemoteTask, base: SyncState): Promise<string[]> {
-  await onRunner(task, 'true');
-  await killRemoteCommand(task);
-  const script = [prelude(task), ...snapshotLines(base), 'echo "$c"'].join('\n');
-  const commit = checked(await onRunner(task, script), 'collecting the changes')
+async function afterDrop(
+  task: RemoteTask,
+  base: SyncState,
+  nonce: string,
+): Promise<{ stopped: boolean; exitCode: number | null; filesChanged: string[] }> {
+  const script = [
+    prelude(task),
+    'stopped=0',
+    'for i in 1 2; do p=$(cat "$W/run.pid" 2>/dev/null) && kill -s KILL -- "-$p" 2>/dev/null && stopped=1; sleep 0.3; done',
+    'alive() { s=$(cat "$W/script.pid" 2>/dev/null) && kill -0 "$s" 2>/dev/null; }',
+    `i=0; while alive && [ $i -lt ${RECORD_WAIT_TENTHS} ]; do sleep 0.1; i=$((i + 1)); done`,
+    `if read -r n rc left c < "$W/ended" 2>/dev/null && [ "$n" = ${nonce} ]; then echo "$stopped $rc $c"; exit 0; fi`,
+    'if alive; then kill -s KILL "$s" 2>/dev/null; sleep 0.1; fi',
+    'rm -f "$W/script.pid" .git/index.lock',
+    ...snapshotLines(base),
+    'echo "$stopped - $c"',
+  ].join('\n');
+  // The first try is the one that waits for the runner to answer again.
+  const answer = checked(await onRunner(task, script), 'collecting the changes')
     .toString()
     .trim();
-  return new RegExp(`^(?:${COMMIT_HASH})$`).test(commit) ? pullFiles(task, base, commit) : [];
+  const match = new RegExp(`^([01]) (\\d+|-) (${COMMIT_HASH}|-)$`).exec(answer);
+  if (!match)
+    throw new Error(`collecting the changes on the runner gave "${answer.slice(0, 200)}"`);
+  const commit = match[3]!;
+  return {
+    stopped: match[1] === '1',
+    exitCode: match[2] === '-' ? null : Number(match[2]),
+    filesChanged: commit === '-' ? [] : await pullFiles(task, base, commit),
+  };
 }
 
 /** Shell lines that commit what changed in the checkout since `base` (to `$c`; `-` when nothing did). */

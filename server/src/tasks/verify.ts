@@ -80,9 +80,11 @@ async function runTestsOnRunner(
   const timedOut = outcome.ending === 'timed-out';
   const note = timedOut
     ? killedAfter(timeoutMs)
-    : outcome.ending === 'dropped'
-      ? '\n[the connection to the runner dropped; the command was stopped]'
-      : '';
+    : outcome.ending !== 'dropped'
+      ? ''
+      : outcome.exitCode === null
+        ? '\n[the connection to the runner dropped; the command was stopped]'
+        : '\n[the connection to the runner dropped after the command ended; its output may be cut]';
   return run.facts(outcome.exitCode, note, timedOut);
 }
 

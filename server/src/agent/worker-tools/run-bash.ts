@@ -61,7 +61,9 @@ function formatOutcome(
   }
   if (outcome.ending === 'dropped') {
     lines.push(
-      'The connection to the runner dropped while the command ran: it was stopped there once the runner answered again. Run it again if you still need it.',
+      outcome.exitCode === null
+        ? 'The connection to the runner dropped while the command ran: it was stopped there once the runner answered again. Run it again if you still need it.'
+        : 'The connection to the runner dropped before all of the output arrived: the command had ended there (its exit code is below) and its changes came back. Run it again if you need the whole output.',
     );
   }
   lines.push(outcome.output === '' ? '(no output)' : outcome.output.replace(/\n$/, ''));
