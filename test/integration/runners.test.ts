@@ -469,9 +469,16 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     expect(result.text).toContain('verdict: passed');
     expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toContain('a + b');
     const task = jobOf(world, id);
-    for (const ref of task.attempts as Array<{ id: string }>) {
-      expect(jobOf(world, ref.id).runner.taskDir).toBe(`${sshd.workdir}/${ref.id}`);
+    const attempts = (task.attempts as Array<{ id: string }>).map((ref) => ref.id);
+    for (const each of attempts) {
+      expect(jobOf(world, each).runner.taskDir).toBe(`${sshd.workdir}/${each}`);
     }
+    // The loser's folder there went with its worktree; the chosen one's stays until cleanup.
+    const chosen = /^ *(t_[a-z0-9]+a\d) .* — (won|best ranked)/m.exec(result.text)?.[1];
+    expect(attempts, result.text).toContain(chosen);
+    expect(attempts.filter((each) => existsSync(`${sshd.workdir}/${each}`))).toEqual([chosen]);
+    await handle.callText('task_cleanup', { task_id: id });
+    expect(attempts.filter((each) => existsSync(`${sshd.workdir}/${each}`))).toEqual([]);
   });
 
   it('refuses a host key that changed, even while the trusted key’s connection is open', async ({

@@ -17,6 +17,7 @@ import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/jo
 import type { JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
 import { mergeInstructions, removeWorktree, renameBranch } from './worktree.ts';
+import { removeRemoteTask } from '../runners/remote-shell.ts';
 import { statusLine } from './task-format.ts';
 
 /** Attempt `n` (from 1) of task `id`: a plain task id, so every id check and pattern takes it. */
@@ -275,18 +276,21 @@ export async function removeAttemptWorktree(attempt: JobFile): Promise<void> {
   });
 }
 
-/** A loser's worktree and branch go; its patch stays in its job folder. */
+/** A loser's worktree, branch and runner folder go; its patch stays in its job folder. */
 async function discardAttempt(dataHome: string, id: string, attempt: JobFile): Promise<void> {
   // Tampered git metadata: the worktree stays for inspection, as for any task.
   if (attempt.gitProblems?.tampered.length) return;
-  try {
-    await removeAttemptWorktree(attempt);
-  } catch (error) {
+  const note = (what: string, error: unknown) =>
     appendEvent(
       dataHome,
       id,
       'attempt',
-      `${attempt.id}: worktree not removed: ${errorMessage(error)}`,
+      `${attempt.id}: ${what} not removed: ${errorMessage(error)}`,
+    );
+  await removeAttemptWorktree(attempt).catch((error: unknown) => note('worktree', error));
+  if (attempt.runner) {
+    await removeRemoteTask({ runner: attempt.runner, dataHome, env: process.env }).catch(
+      (error: unknown) => note(`its folder on runner ${attempt.runner?.name}`, error),
     );
   }
 }
