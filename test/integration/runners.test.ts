@@ -261,6 +261,29 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     expect(output).not.toContain('WROTE');
   });
 
+  it('per-command limits hold in the runner’s sandbox, as here', async ({
+    startWith,
+    provider,
+  }) => {
+    const handle = await startWith(
+      [
+        bash(
+          `ulimit -Hu; ulimit -Hd; bash -c 'x=$(head -c 300000000 /dev/zero | tr "\\0" a); echo "len \${#x}"'; echo "big exit $?"`,
+        ),
+        { text: 'Measured.' },
+      ],
+      { tasks: { maxProcesses: 40, maxMemoryMb: 200 } },
+    );
+    const started = await handle.callText('task_start', { task: 'Measure', runner: 'build' });
+    const id = taskIdOf(started.text);
+    await pollTaskStatus(handle, id, ENDED, 60_000);
+    const output = String(provider.started!.requests[1]!.body.messages.at(-1)?.content);
+    // The hard limits, so the command cannot raise them; and they bite: 300 MB is refused.
+    expect(output).toMatch(/^40\n204800\n/m);
+    expect(output).toContain('cannot allocate');
+    expect(output).not.toContain('len 300000000');
+  });
+
   it('unsandboxed there, what a command plants in the checkout’s .git runs none of our git calls', async ({
     startWith,
     world,

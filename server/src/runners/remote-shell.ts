@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HARDENED_SHELL_ARGS, PLAIN_DIFF, git, gitBytes, workerIdentity } from '../git/git.ts';
 import type { JobFile, PinnedRepository, RecordedRunner } from '../store/job-file.ts';
+import type { ResourceLimits } from '../config/resource-limits.ts';
 import { jobDir } from '../store/job-store.ts';
 import { shellQuote } from '../util/shell-quote.ts';
 import { TaskError } from '../util/user-error.ts';
@@ -37,6 +38,8 @@ export interface RemoteTask {
   subdir: string;
   /** The task's job folder (sync state, scratch index). */
   jobFolder: string;
+  /** Per-command limits, applied in the runner's sandbox as they are here. */
+  limits?: ResourceLimits;
   dataHome: string;
   env: Record<string, string | undefined>;
 }
@@ -228,7 +231,7 @@ async function pullFiles(task: RemoteTask, base: SyncState, commit: string): Pro
 
 /** A task's commands on its runner, or undefined for a task that runs them here. */
 export function remoteTaskOf(
-  job: Pick<JobFile, 'id' | 'runner' | 'git' | 'workdir'>,
+  job: Pick<JobFile, 'id' | 'runner' | 'git' | 'workdir' | 'limits'>,
   dataHome: string,
   env: Record<string, string | undefined>,
 ): RemoteTask | undefined {
@@ -240,6 +243,7 @@ export function remoteTaskOf(
     repository: { gitDir: job.git.gitDir, workTree: job.git.workTree },
     subdir: relative(job.git.workTree, job.workdir),
     jobFolder: jobDir(dataHome, job.id),
+    ...(job.limits ? { limits: job.limits } : {}),
     dataHome,
     env,
   };
@@ -276,8 +280,15 @@ export async function removeRemoteTask(
 /** The command as the runner runs it: in bubblewrap when the task is sandboxed. */
 function launcher(task: RemoteTask, command: string): string {
   const shell = task.runner.shell;
-  const line = shellQuote(`exec 2>&1; ${command}`);
-  if (!task.runner.sandboxed) return `env TMPDIR="$W/tmp" ${shell} -c ${line}`;
+  if (!task.runner.sandboxed) {
+    return `env TMPDIR="$W/tmp" ${shell} -c ${shellQuote(`exec 2>&1; ${command}`)}`;
+  }
+  // As here: soft and hard, so the command cannot raise them (dash names the process count -p).
+  const limits = task.limits
+    ? `{ ulimit -u ${task.limits.processes} || ulimit -p ${task.limits.processes}; } 2>/dev/null; ` +
+      `ulimit -d ${task.limits.memoryMb * 1024} 2>/dev/null; `
+    : '';
+  const line = shellQuote(`exec 2>&1; ${limits}${command}`);
   // Inside, the checkout is writable but its .git is not, and nothing else is but tmp.
   return [
     'bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp',
