@@ -163,35 +163,57 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     await waitFor(() => sshd.runnerProcesses().length === 0, 10_000);
   });
 
-  it('refuses a runner whose host key is unknown before anything is made or run, even while a trusted runner on the same login is connected', async ({
-    startWith,
-    world,
-  }) => {
-    const emptyKnownHosts = join(world.root, 'known_hosts');
-    writeFileSync(emptyKnownHosts, '');
-    const handle = await startWith([{ text: 'Nothing to do.' }], {
-      runners: {
-        build: runnerConfig(),
-        // The same user@host:port: only the trust differs.
-        untrusted: runnerConfig({ knownHostsFile: emptyKnownHosts }),
-      },
-    });
-    // The trusted runner's shared connection is open (it stays up 60 s after its last use).
-    const trusted = await handle.callText('task_start', { task: 'Nothing', runner: 'build' });
-    expect(trusted.isError, trusted.text).toBe(false);
-    await pollTaskStatus(handle, taskIdOf(trusted.text), ENDED, 30_000);
-    const jobsBefore = readdirSync(join(world.dataHome, 'jobs'));
-    const before = readdirSync(sshd.workdir);
-    const started = await handle.callText('task_start', { task: 'Anything', runner: 'untrusted' });
-    expect(started.isError).toBe(true);
-    expect(started.text).toContain(
-      `the host key of 127.0.0.1:${sshd.port} is not in ${emptyKnownHosts}`,
-    );
-    expect(started.text).toContain(sshd.hostKeyFingerprint);
-    expect(started.text).toContain(`ssh-keyscan -p ${sshd.port} 127.0.0.1 >> ${emptyKnownHosts}`);
-    expect(readdirSync(join(world.dataHome, 'jobs'))).toEqual(jobsBefore);
-    expect(readdirSync(sshd.workdir)).toEqual(before);
-  });
+  /** A known_hosts line for this runner's address with another key than its own. */
+  const otherKeyLine = (root: string) => {
+    const otherKey = join(root, 'other_host_key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', otherKey]);
+    const [type, body] = readFileSync(`${otherKey}.pub`, 'utf8').split(' ');
+    return `[127.0.0.1]:${sshd.port} ${type} ${body}\n`;
+  };
+
+  it.for<[string, (root: string) => string, (file: string) => string[]]>([
+    [
+      'unknown',
+      () => '',
+      (file) => [
+        `the host key of 127.0.0.1:${sshd.port} is not in ${file}`,
+        `ssh-keyscan -p ${sshd.port} 127.0.0.1 >> ${file}`,
+      ],
+    ],
+    [
+      'changed',
+      otherKeyLine,
+      (file) => [
+        `the host key of 127.0.0.1:${sshd.port} CHANGED since it was trusted in ${file}`,
+        `ssh-keygen -R '[127.0.0.1]:${sshd.port}' -f ${file}`,
+      ],
+    ],
+  ])(
+    'refuses a runner whose host key is %s before anything is made or run, even while the trusted key’s connection to the same login is open',
+    async ([, knownHosts, expected], { startWith, world }) => {
+      const file = join(world.root, 'known_hosts_other');
+      writeFileSync(file, knownHosts(world.root));
+      const handle = await startWith([{ text: 'Nothing to do.' }], {
+        runners: {
+          build: runnerConfig(),
+          // The same user@host:port: only the trust differs.
+          other: runnerConfig({ knownHostsFile: file }),
+        },
+      });
+      // The trusted runner's shared connection is open (it stays up 60 s after its last use).
+      const trusted = await handle.callText('task_start', { task: 'Nothing', runner: 'build' });
+      expect(trusted.isError, trusted.text).toBe(false);
+      await pollTaskStatus(handle, taskIdOf(trusted.text), ENDED, 30_000);
+      const jobsBefore = readdirSync(join(world.dataHome, 'jobs'));
+      const before = readdirSync(sshd.workdir);
+      const refused = await handle.callText('task_start', { task: 'Anything', runner: 'other' });
+      expect(refused.isError).toBe(true);
+      for (const text of expected(file)) expect(refused.text).toContain(text);
+      expect(refused.text).toContain(sshd.hostKeyFingerprint);
+      expect(readdirSync(join(world.dataHome, 'jobs'))).toEqual(jobsBefore);
+      expect(readdirSync(sshd.workdir)).toEqual(before);
+    },
+  );
 
   it('a task outlives its local server killed mid-task and loses nothing', async ({
     startWith,
@@ -502,32 +524,5 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
     expect(attempts.filter((each) => existsSync(`${sshd.workdir}/${each}`))).toEqual([chosen]);
     await handle.callText('task_cleanup', { task_id: id });
     expect(attempts.filter((each) => existsSync(`${sshd.workdir}/${each}`))).toEqual([]);
-  });
-
-  it('refuses a host key that changed, even while the trusted key’s connection is open', async ({
-    startWith,
-    world,
-  }) => {
-    const otherKey = join(world.root, 'other_host_key');
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', otherKey]);
-    const changedKnownHosts = join(world.root, 'known_hosts_changed');
-    writeFileSync(
-      changedKnownHosts,
-      `[127.0.0.1]:${sshd.port} ${readFileSync(`${otherKey}.pub`, 'utf8').split(' ').slice(0, 2).join(' ')}\n`,
-    );
-    const handle = await startWith([{ text: 'Nothing to do.' }], {
-      runners: {
-        build: runnerConfig(),
-        changed: runnerConfig({ knownHostsFile: changedKnownHosts }),
-      },
-    });
-    const trusted = await handle.callText('task_start', { task: 'Nothing', runner: 'build' });
-    expect(trusted.isError, trusted.text).toBe(false);
-    await pollTaskStatus(handle, taskIdOf(trusted.text), ENDED, 30_000);
-    const refused = await handle.callText('task_start', { task: 'Anything', runner: 'changed' });
-    expect(refused.isError).toBe(true);
-    expect(refused.text).toContain(`the host key of 127.0.0.1:${sshd.port} CHANGED`);
-    expect(refused.text).toContain(sshd.hostKeyFingerprint);
-    expect(refused.text).toContain('ssh-keygen -R');
   });
 });

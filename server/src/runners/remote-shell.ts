@@ -25,13 +25,10 @@ import { shellQuote } from '../util/shell-quote.ts';
 import { TaskError } from '../util/user-error.ts';
 import { runSsh, sshFailure, sshFailureError, type SshOptions, type SshResult } from './ssh.ts';
 
-/** A task's runner, as its job.json records it. */
-export type TaskRunner = RecordedRunner;
-
 /** What a command on the runner needs from this machine. */
 export interface RemoteTask {
   id: string;
-  runner: TaskRunner;
+  runner: RecordedRunner;
   /** The task's worktree here. */
   repository: PinnedRepository;
   /** Where commands start, relative to the checkout ('' for its top). */
@@ -249,16 +246,23 @@ export function remoteTaskOf(
   };
 }
 
+/**
+ * Shell lines that kill the command running in `$W` with everything it started (`stopped=1`
+ * when one was running): twice, as a command may be between its start and writing its
+ * process group down.
+ */
+const KILL_COMMAND_LINES = [
+  'stopped=0',
+  'for i in 1 2; do p=$(cat "$W/run.pid" 2>/dev/null) && kill -s KILL -- "-$p" 2>/dev/null && stopped=1; sleep 0.3; done',
+];
+
 /** Kills the command running in the task's folder on the runner, with everything it started. */
 export async function killRemoteCommand(
   task: Pick<RemoteTask, 'runner' | 'dataHome' | 'env'>,
 ): Promise<void> {
-  const script = [
-    `W=${shellQuote(task.runner.taskDir)}`,
-    // Twice: a command may be between its start and writing its process group down.
-    'for i in 1 2; do p=$(cat "$W/run.pid" 2>/dev/null) && kill -s KILL -- "-$p" 2>/dev/null; sleep 0.3; done',
-    'exit 0',
-  ].join('\n');
+  const script = [`W=${shellQuote(task.runner.taskDir)}`, ...KILL_COMMAND_LINES, 'exit 0'].join(
+    '\n',
+  );
   await runSsh(task.runner, script, task, { timeoutMs: 20_000 });
 }
 
@@ -321,7 +325,7 @@ function commandScript(task: RemoteTask, command: string, base: SyncState, nonce
     ...snapshotLines(base),
     `printf '${nonce} %s %s %s\\n' "$rc" "$left" "$c" > "$W/ended"`,
     'rm -f "$W/script.pid"',
-    `printf '\\n${nonce} %s %s %s\\n' "$rc" "$left" "$c"`,
+    `printf '\\n'; cat "$W/ended"`,
   ].join('\n');
 }
 
@@ -409,8 +413,7 @@ async function afterDrop(
 ): Promise<{ stopped: boolean; exitCode: number | null; filesChanged: string[] }> {
   const script = [
     prelude(task),
-    'stopped=0',
-    'for i in 1 2; do p=$(cat "$W/run.pid" 2>/dev/null) && kill -s KILL -- "-$p" 2>/dev/null && stopped=1; sleep 0.3; done',
+    ...KILL_COMMAND_LINES,
     'alive() { s=$(cat "$W/script.pid" 2>/dev/null) && kill -0 "$s" 2>/dev/null; }',
     `i=0; while alive && [ $i -lt ${RECORD_WAIT_TENTHS} ]; do sleep 0.1; i=$((i + 1)); done`,
     `if read -r n rc left c < "$W/ended" 2>/dev/null && [ "$n" = ${nonce} ]; then echo "$stopped $rc $c"; exit 0; fi`,

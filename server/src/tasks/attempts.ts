@@ -16,8 +16,7 @@ import { errorMessage } from '../util/user-error.ts';
 import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
-import { mergeInstructions, removeWorktree, renameBranch } from './worktree.ts';
-import { removeRemoteTask } from '../runners/remote-shell.ts';
+import { mergeInstructions, removeRunnerFolder, removeWorktree, renameBranch } from './worktree.ts';
 import { statusLine } from './task-format.ts';
 
 /** Attempt `n` (from 1) of task `id`: a plain task id, so every id check and pattern takes it. */
@@ -280,19 +279,13 @@ export async function removeAttemptWorktree(attempt: JobFile): Promise<void> {
 async function discardAttempt(dataHome: string, id: string, attempt: JobFile): Promise<void> {
   // Tampered git metadata: the worktree stays for inspection, as for any task.
   if (attempt.gitProblems?.tampered.length) return;
-  const note = (what: string, error: unknown) =>
-    appendEvent(
-      dataHome,
-      id,
-      'attempt',
-      `${attempt.id}: ${what} not removed: ${errorMessage(error)}`,
-    );
-  await removeAttemptWorktree(attempt).catch((error: unknown) => note('worktree', error));
-  if (attempt.runner) {
-    await removeRemoteTask({ runner: attempt.runner, dataHome, env: process.env }).catch(
-      (error: unknown) => note(`its folder on runner ${attempt.runner?.name}`, error),
-    );
-  }
+  const note = (what: string, why: string) =>
+    appendEvent(dataHome, id, 'attempt', `${attempt.id}: ${what} not removed: ${why}`);
+  await removeAttemptWorktree(attempt).catch((error: unknown) =>
+    note('worktree', errorMessage(error)),
+  );
+  const left = await removeRunnerFolder(dataHome, attempt);
+  if (left) note(`its folder on runner ${attempt.runner?.name}`, left);
 }
 
 function attemptLine(

@@ -3,8 +3,7 @@
  * one implementation, the next step named in the caller's wording.
  */
 import { readFileSync, realpathSync, rmSync } from 'node:fs';
-import { errorMessage, UserError } from '../util/user-error.ts';
-import { removeRemoteTask } from '../runners/remote-shell.ts';
+import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { ensureResult, stopTask, type TaskResultFile } from './finish-task.ts';
 import { cleanDamaged, type DamagedJob } from './damaged-jobs.ts';
@@ -20,7 +19,7 @@ import { removeAttemptWorktree, settleAttempts, stopAttempts } from './attempts.
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
-import { removeWorktree } from './worktree.ts';
+import { removeRunnerFolder, removeWorktree } from './worktree.ts';
 import type { JobFile } from '../store/job-file.ts';
 
 const INLINE_PATCH_BYTES = 4_000;
@@ -203,18 +202,12 @@ async function cleanOne(
         ? `; branch ${job.branch} kept (${removed.note})`
         : `; branch ${job.branch} already removed`;
   }
-  note += await removeRunnerFolder(dataHome, job);
+  if (job.runner) {
+    const left = await removeRunnerFolder(dataHome, job);
+    note += left
+      ? `; its folder ${job.runner.taskDir} on runner ${job.runner.name} is left (${left})`
+      : `; its folder on runner ${job.runner.name} removed`;
+  }
   rmSync(jobDir(dataHome, job.id), { recursive: true, force: true });
   return `${job.id}: cleaned up${note}`;
-}
-
-/** The task's folder on its runner, removed; a note when it could not be. */
-async function removeRunnerFolder(dataHome: string, job: JobFile): Promise<string> {
-  if (!job.runner) return '';
-  try {
-    await removeRemoteTask({ runner: job.runner, dataHome, env: process.env });
-    return `; its folder on runner ${job.runner.name} removed`;
-  } catch (error) {
-    return `; its folder ${job.runner.taskDir} on runner ${job.runner.name} is left (${errorMessage(error)})`;
-  }
 }

@@ -14,9 +14,8 @@ import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { isTerminal, readJob } from '../store/job-store.ts';
 import type { JobFile } from '../store/job-file.ts';
-import { errorMessage } from '../util/user-error.ts';
+import { errorMessage, TaskError } from '../util/user-error.ts';
 import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
-import { TaskError } from './engines/task-engine.ts';
 import type { TaskRecorder } from './task-recorder.ts';
 
 /** Why an attempt's cap is below what the supervisor gave. */

@@ -10,7 +10,7 @@ import { closeSandbox } from '../sandbox/index.ts';
 import { appendEvent, isTerminal, readJob, updateJob } from '../store/job-store.ts';
 import { currentProcessIdentity } from '../util/process-identity.ts';
 import { errorMessage } from '../util/user-error.ts';
-import { TaskError } from './engines/index.ts';
+import { TaskError } from '../util/user-error.ts';
 import { finishTask } from './finish-task.ts';
 import { runEngine } from './run-engine.ts';
 import { settleAttempts } from './attempts.ts';

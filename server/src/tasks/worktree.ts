@@ -14,7 +14,8 @@ import {
 } from '../git/git.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { withIndexCopy, type ScratchIndexOptions } from './working-tree.ts';
-import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
+import type { JobFile, PinnedRepository, RecordedGit } from '../store/job-file.ts';
+import { removeRemoteTask } from '../runners/remote-shell.ts';
 
 export type { ChangeFacts, FileChange } from '../git/git.ts';
 
@@ -329,4 +330,21 @@ export function mergeInstructions(options: {
     `or copy its commits: ${pick}`,
     `or apply the patch:  ${apply}`,
   ].join('\n');
+}
+
+/**
+ * Removes the task's folder on its runner (nothing for a task without one). Resolves with why
+ * it could not be removed, or undefined.
+ */
+export async function removeRunnerFolder(
+  dataHome: string,
+  job: Pick<JobFile, 'runner'>,
+): Promise<string | undefined> {
+  if (!job.runner) return undefined;
+  try {
+    await removeRemoteTask({ runner: job.runner, dataHome, env: process.env });
+    return undefined;
+  } catch (error) {
+    return errorMessage(error);
+  }
 }

@@ -8,7 +8,8 @@ import { recordCliRun } from '../task-spending.ts';
 import type { CliEngine, CliEvent, CliFailure } from './cli-engine.ts';
 import { DEFAULT_COOLDOWN_S, startCooldown } from './cooldown.ts';
 import { runCliEngine } from './run-cli-engine.ts';
-import { TaskError, taskEnv, type EngineStart } from './task-engine.ts';
+import { TaskError } from '../../util/user-error.ts';
+import { taskEnv, type EngineStart } from './task-engine.ts';
 
 /** Where the task's CLI runs: its job folder, the CLI's private state folder, its sandbox. */
 export interface CliRunPlace {

@@ -2,4 +2,4 @@ export type { CliEngine, CliFailureKind } from './cli-engine.ts';
 export { cliEndpointHosts } from './cli-sandbox.ts';
 export { cliEngineFor, taskEngineFor } from './registry.ts';
 export { findBinary } from './find-binary.ts';
-export { TaskError, type TaskEngine } from './task-engine.ts';
+export type { TaskEngine } from './task-engine.ts';

@@ -8,8 +8,6 @@ import { workerEnv } from '../../sandbox/worker-env.ts';
 import { TASK_ID_VARIABLE } from '../reconcile.ts';
 import type { TaskRecorder } from '../task-recorder.ts';
 
-export { TaskError } from '../../util/user-error.ts';
-
 /**
  * The clean environment of a task's commands, whatever engine runs them: its own TMPDIR in the
  * job folder `directory`, and its id (how a cancel finds processes that left their group).
