@@ -94,19 +94,24 @@ export async function startRawServer(script, env, cwd) {
   };
 }
 
-/** The test's fake provider, bundled from TypeScript so a plain .mjs bench can use it. */
-export async function loadFakeProvider(root, temp) {
-  const fakeModule = join(temp, 'fake.mjs');
+/** A test helper (`test/helpers/<name>.ts`), bundled from TypeScript so a plain .mjs bench can use it. */
+export async function loadTestHelper(root, temp, name) {
+  const module = join(temp, `${name}.mjs`);
   await build({
     absWorkingDir: root,
-    entryPoints: ['test/helpers/fake-provider.ts'],
-    outfile: fakeModule,
+    entryPoints: [`test/helpers/${name}.ts`],
+    outfile: module,
     bundle: true,
     format: 'esm',
     platform: 'node',
     logLevel: 'error',
   });
-  return (await import(fakeModule)).startFakeProvider;
+  return import(module);
+}
+
+/** The test's fake provider. */
+export async function loadFakeProvider(root, temp) {
+  return (await loadTestHelper(root, temp, 'fake-provider')).startFakeProvider;
 }
 
 export const GIT_IDENTITY = {

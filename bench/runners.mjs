@@ -1,11 +1,10 @@
 // Runners: what a task's command costs on an SSH runner (a real sshd on 127.0.0.1, the test's
 // fixture) against the same task run locally, through a real `dist/server.mjs` and its workers.
-import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GIT_IDENTITY, loadFakeProvider, median, startRawServer } from './lib.mjs';
+import { GIT_IDENTITY, loadFakeProvider, loadTestHelper, median, startRawServer } from './lib.mjs';
 
 const STEPS = 15;
 const RUNS = 5;
@@ -25,7 +24,7 @@ export async function benchRunners(root) {
   let fake;
   let server;
   try {
-    const { startSshd, runnerConfig } = await loadSshd(root, temp);
+    const { startSshd, runnerConfig } = await loadTestHelper(root, temp, 'sshd');
     sshd = await startSshd();
     // Each task's replies by its tag: the moment each of its model requests reached the fake.
     const seen = new Map();
@@ -151,21 +150,6 @@ export async function benchRunners(root) {
 
 function missing(reason) {
   return { title: 'Runners', note: `Not measured: ${reason}`, rows: [] };
-}
-
-/** The test's sshd fixture, bundled from TypeScript like the fake provider. */
-async function loadSshd(root, temp) {
-  const module = join(temp, 'sshd.mjs');
-  await build({
-    absWorkingDir: root,
-    entryPoints: ['test/helpers/sshd.ts'],
-    outfile: module,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    logLevel: 'error',
-  });
-  return import(module);
 }
 
 /** A git repository at `dir` with what `fill` writes, committed; its files' total bytes. */
