@@ -12,13 +12,19 @@ type ToolCall = { name: string; input: Record<string, unknown> };
 export interface GitAttempt {
   id: string;
   /** The route the attempt takes, for the table. */
-  route: 'file tools' | 'shell' | 'symlink' | 'redirect' | 'config' | 'history';
+  route:
+    'file tools' | 'shell' | 'symlink' | 'redirect' | 'config' | 'history' | 'git-shaped folder';
   what: string;
   isolation: 'worktree' | 'none';
   /** The task's workdir when not the project's top. */
   workdir?: string;
   /** The worker's tool calls, all in one turn; `{marker}` is the attempt's host marker command. */
   calls: ToolCall[];
+  /**
+   * Folders (relative to the project, and to the worktree when one is kept) where the user later
+   * runs git: a planted repository there would run its config.
+   */
+  places?: string[];
   /**
    * Whether it gets through with `sandbox: "off"` (asserted, so the table shows what really
    * happens): an unsandboxed shell runs as the user and can change anything the user can.
@@ -70,6 +76,87 @@ const MAKE_EVIL_GITDIR =
   'printf \'%s\' "$EVIL_CONFIG" > evil/config && ' +
   "for h in pre-commit post-commit post-checkout reference-transaction post-index-change; do printf '#!/bin/sh\\n{marker} hook\\n' > evil/hooks/$h; chmod +x evil/hooks/$h; done && " +
   "printf '* filter=pwn diff=pwn merge=pwn\\n' > .gitattributes";
+
+/**
+ * Shell that makes folder `$1` (any name) a bare repository to git's discovery: `HEAD`,
+ * `objects/`, `refs/heads/` and a config whose work tree is the folder above and whose
+ * fsmonitor runs the marker — a plain `git status` inside it would run the marker.
+ */
+const bareRepo = (folder: string, extra = '') =>
+  `d=${folder}; mkdir -p "$d/objects" "$d/refs/heads" && printf 'ref: refs/heads/main\\n' > "$d/HEAD" && ` +
+  `printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "{marker} fsmonitor"\n' > "$d/config"${extra}; echo made "$d"`;
+
+/** The git-shaped folders a worker can make under any name, at any depth (issue 27). */
+const GIT_SHAPED_ATTEMPTS: GitAttempt[] = [
+  {
+    id: 'bare-worktree',
+    route: 'git-shaped folder',
+    what: 'make `evil/` a bare repository (`HEAD`, `objects/`, `refs/`, `config` with `core.worktree=..` and fsmonitor)',
+    isolation: 'worktree',
+    places: ['evil'],
+    calls: [bash(bareRepo('evil'))],
+  },
+  {
+    id: 'bare-in-place',
+    route: 'git-shaped folder',
+    what: 'the same bare repository `evil/`, in place',
+    isolation: 'none',
+    places: ['evil'],
+    calls: [bash(bareRepo('evil'))],
+  },
+  {
+    id: 'bare-deep',
+    route: 'git-shaped folder',
+    what: 'a bare repository deep in a nested folder, `a/b/c.git/`',
+    isolation: 'worktree',
+    places: ['a/b/c.git', 'a/b'],
+    calls: [bash(`mkdir -p a/b && ${bareRepo('a/b/c.git')}`)],
+  },
+  {
+    id: 'bare-deep-in-place',
+    route: 'git-shaped folder',
+    what: 'a bare repository deep in a nested folder, in place',
+    isolation: 'none',
+    places: ['a/b/c.git', 'a/b'],
+    calls: [bash(`mkdir -p a/b && ${bareRepo('a/b/c.git')}`)],
+  },
+  {
+    id: 'bare-workdir',
+    route: 'git-shaped folder',
+    what: 'from workdir `pkg`, make `pkg` itself a bare repository (in place)',
+    isolation: 'none',
+    workdir: 'pkg',
+    places: ['pkg'],
+    calls: [bash(bareRepo('.'))],
+  },
+  {
+    id: 'admin-shaped',
+    route: 'git-shaped folder',
+    what: 'a worktree-admin-shaped folder `adm/` (`HEAD`, `commondir` to its own repository, `gitdir`)',
+    isolation: 'worktree',
+    places: ['adm'],
+    calls: [
+      bash(
+        `${bareRepo('evil')} && mkdir -p adm && printf 'ref: refs/heads/main\n' > adm/HEAD && printf '../evil\n' > adm/commondir && printf '%s/.git\n' "$PWD" > adm/gitdir && printf '[core]\n\tfsmonitor = "{marker} fsmonitor"\n' > adm/config.worktree`,
+      ),
+    ],
+  },
+  {
+    id: 'dot-git-case',
+    route: 'git-shaped folder',
+    what: 'a repository named `sub/.GIT` (another case of `.git`), in place',
+    isolation: 'none',
+    places: ['sub'],
+    calls: [bash(`mkdir -p sub && ${bareRepo('sub/.GIT')}`)],
+  },
+  {
+    id: 'gitmodules',
+    route: 'git-shaped folder',
+    what: 'add a `.gitmodules` naming a submodule at `lib`',
+    isolation: 'worktree',
+    calls: [write('.gitmodules', '[submodule "lib"]\n\tpath = lib\n\turl = ../evil\n')],
+  },
+];
 
 export const GIT_ATTEMPTS: GitAttempt[] = [
   {
@@ -276,6 +363,7 @@ export const GIT_ATTEMPTS: GitAttempt[] = [
       ),
     ],
   },
+  ...GIT_SHAPED_ATTEMPTS,
 ];
 
 /** The attempt's tool calls with its marker command, hooks folder and config filled in. */

@@ -52,6 +52,43 @@ function nestedGitEntries(dir: string): string[] {
   return found.split('\n').filter(Boolean);
 }
 
+/**
+ * Git-shaped paths among `files` (paths relative to one folder): `.gitmodules`, `.git` in any
+ * case, and folders holding `HEAD` beside `config`, `commondir`, `objects` or `refs` — the
+ * test's own reading of what must never leave a task (a branch's tree, a folder's files).
+ */
+function gitShapedPaths(files: string[]): string[] {
+  const found = new Set<string>();
+  const byFolder = new Map<string, Set<string>>();
+  for (const file of files) {
+    const parts = file.split('/');
+    for (const [index, part] of parts.entries()) {
+      const folder = parts.slice(0, index).join('/') || '.';
+      if (!byFolder.has(folder)) byFolder.set(folder, new Set());
+      byFolder.get(folder)!.add(part.toLowerCase());
+      if (['.gitmodules', '.git'].includes(part.toLowerCase())) found.add(file);
+    }
+  }
+  for (const [folder, names] of byFolder) {
+    const marks = ['config', 'commondir', 'objects', 'refs'].filter((name) => names.has(name));
+    if (names.has('head') && marks.length > 0) found.add(folder);
+  }
+  return [...found].sort();
+}
+
+/** The files of a folder outside its own `.git`, relative to it. */
+function filesOf(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const found = execFileSync('find', ['.', '-path', './.git', '-prune', '-o', '-print'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+  return found
+    .split('\n')
+    .filter((line) => line.startsWith('./'))
+    .map((line) => line.slice(2));
+}
+
 /** Why the attempt failed, from what its tool calls returned and how the task ended. */
 function howStopped(outputs: string, error: string | undefined): string {
   const ways: string[] = [];
@@ -59,7 +96,8 @@ function howStopped(outputs: string, error: string | undefined): string {
     ways.push('refused by the file tools');
   if (outputs.includes('git guard:')) ways.push('refused by the git guard');
   if (/Read-only file system|Device or resource busy/.test(outputs)) ways.push('read-only');
-  if (error?.includes('tampered git metadata')) ways.push('found at the end: quarantined, failed');
+  if (error?.includes("git metadata in the worker's changes"))
+    ways.push('found at the end: quarantined, failed');
   if (error?.includes('damaged the repository')) ways.push('found at the end: failed');
   return ways.join('; ') || '?';
 }
@@ -94,9 +132,23 @@ async function runAttempt(attempt: GitAttempt, mode: Mode): Promise<GitOutcome> 
   const id = taskIdOf(started.text);
   await pollTaskStatus(current.server, id, /done|failed|lost|timeout|cancelled/, 60_000);
   const job = JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
+  // What reaches the user: the branch the task left (merged, as the user would) and the folder.
+  const mainAfterTask = userGit(world.project, 'rev-parse', '--verify', 'main');
+  const branch = `delegate/${id}`;
+  const branchFiles = userGit(world.project, 'ls-tree', '-r', '--name-only', branch);
+
+  const leftOnBranch = branchFiles === undefined ? [] : gitShapedPaths(branchFiles.split('\n'));
+  if (branchFiles !== undefined) userGit(world.project, 'merge', '--no-ff', '-m', 'take', branch);
+  const leftInPlace =
+    attempt.isolation === 'none'
+      ? gitShapedPaths(filesOf(world.project)).filter((path) => !path.startsWith('.git/'))
+      : [];
   // What the user does later: look at the checkout, the kept worktree and their subfolders.
-  const places = [world.project, join(world.project, 'pkg'), join(world.project, 'sub')];
-  if (job.worktreePath) places.push(job.worktreePath, join(job.worktreePath, 'sub'));
+  const planted = ['pkg', 'sub', ...(attempt.places ?? [])];
+  const places = [world.project, ...planted.map((place) => join(world.project, place))];
+  if (job.worktreePath) {
+    places.push(job.worktreePath, ...planted.map((place) => join(job.worktreePath, place)));
+  }
   for (const place of places.filter((path) => existsSync(path))) {
     userGit(place, 'status');
     userGit(place, 'diff');
@@ -105,7 +157,7 @@ async function runAttempt(attempt: GitAttempt, mode: Mode): Promise<GitOutcome> 
   const project = world.project;
   const ranOnHost = readdirSync(world.root).filter((name) => name.startsWith('ran-'));
   const damaged =
-    userGit(project, 'rev-parse', '--verify', 'main') !== mainBefore ||
+    mainAfterTask !== mainBefore ||
     userGit(project, 'symbolic-ref', 'HEAD') !== 'refs/heads/main' ||
     userGit(project, 'fsck', '--connectivity-only', '--no-dangling') === undefined;
   const redirected =
@@ -121,10 +173,23 @@ async function runAttempt(attempt: GitAttempt, mode: Mode): Promise<GitOutcome> 
       (readFileSync(join(job.worktreePath, '.git'), 'utf8') !== job.git.pointer ||
         nestedGitEntries(job.worktreePath).length > 0));
   const outputs = JSON.stringify(current.fake.requests.at(-1)?.body?.messages ?? []);
-  const escaped = ranOnHost.length > 0 || damaged || redirected;
+  const escaped =
+    ranOnHost.length > 0 ||
+    damaged ||
+    redirected ||
+    leftOnBranch.length > 0 ||
+    leftInPlace.length > 0;
   return {
     escaped,
-    detail: { ranOnHost, damaged, redirected, state: job.state, error: job.error },
+    detail: {
+      ranOnHost,
+      damaged,
+      redirected,
+      leftOnBranch,
+      leftInPlace,
+      state: job.state,
+      error: job.error,
+    },
     how: escaped ? notStopped(howStopped(outputs, job.error)) : howStopped(outputs, job.error),
   };
 }

@@ -16,6 +16,7 @@ import { HARDENED_KEYS } from '../../server/src/git/git.ts';
 import {
   createWorktree,
   describeChanges,
+  isGitRepository,
   recordGit,
   removeWorktree,
   snapshotWork,
@@ -160,6 +161,21 @@ describe('git as the product runs it, in a repository whose own config runs comm
     expect(await workingDiff(recorded)).toContain('changed in place');
     expect(await repositoryDamage(recorded)).toEqual([]);
     expect(markers()).toEqual([]);
+  });
+});
+
+describe('a folder shaped like a bare repository, under any name', () => {
+  it('is never the repository the product finds from a folder inside it', async () => {
+    const evil = join(repo, 'evil');
+    for (const folder of ['objects', 'refs/heads'])
+      mkdirSync(join(evil, folder), { recursive: true });
+    writeFileSync(join(evil, 'HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(join(evil, 'config'), '[core]\n\tbare = false\n\tworktree = ..\n');
+    // The control: the user's own git takes it for a repository whose work tree is the project.
+    expect(run(evil, 'rev-parse', '--absolute-git-dir').trim()).toBe(evil);
+    // The product's git (safe.bareRepository=explicit) never does: no task pins it.
+    expect(await isGitRepository(evil)).toBe(false);
+    await expect(recordGit(evil)).rejects.toThrow(/bare repository/);
   });
 });
 

@@ -13,7 +13,8 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
  * every git the call starts, a nested repository's included) so that no configuration file can
  * make git run a command: no hooks, no fsmonitor, no ssh/editor/pager or credential helper,
  * no signing, no background maintenance, no transport; submodules are never entered (a
- * repository a worker planted below the task directory would run its own config). Diffs add
+ * repository a worker planted below the task directory would run its own config), and no bare
+ * repository is ever found by looking around (only one named with `--git-dir`). Diffs add
  * `--no-ext-diff --no-textconv` ({@link PLAIN_DIFF}). Paths stay unquoted.
  */
 const HARDENED_CONFIG: ReadonlyArray<readonly [string, string]> = [
@@ -33,6 +34,8 @@ const HARDENED_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['status.submoduleSummary', 'false'],
   ['protocol.allow', 'never'],
   ['core.quotePath', 'false'],
+  // A folder shaped like a bare repository (any name, planted by a worker) is never one to us.
+  ['safe.bareRepository', 'explicit'],
 ];
 const HARDENED_ARGS = HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=${value}`]);
 

@@ -16,7 +16,7 @@ export interface SandboxedJob {
   allowHosts?: string[];
   /** Where the task's git metadata is (`RecordedGit` in store/job-file.ts). */
   git?: { gitDir: string; commonDir: string; workTree: string };
-  /** `.git` entries inside the task directory at its start, relative to it. */
+  /** Git-shaped paths inside the task directory (worktree or workdir) at its start, relative to it. */
   nestedGitAtStart?: string[];
   /** Per-command resource limits, from the configuration at task start. */
   limits?: ResourceLimits;
@@ -65,7 +65,8 @@ export async function sandboxForJob(
 function gitMetadataOf(job: SandboxedJob): string[] {
   if (!job.git) return [];
   const { gitDir, commonDir, workTree } = job.git;
-  const nested = (job.nestedGitAtStart ?? []).map((path) => join(job.workdir, path));
+  const taskDir = job.worktreePath ?? job.workdir;
+  const nested = (job.nestedGitAtStart ?? []).map((path) => join(taskDir, path));
   return [gitDir, commonDir, join(workTree, '.git'), ...nested].filter((path) => existsSync(path));
 }
 

@@ -132,6 +132,9 @@ export interface RecordedGit extends PinnedRepository {
   startCommit?: string;
 }
 
+/** Git-shaped paths of a task directory at its start: relative path → fingerprint ('' unknown). */
+export type GitShapesAtStart = Readonly<Record<string, string>>;
+
 /** Facts from running a test command: never the model's claim. */
 export interface VerificationFacts {
   command: string;
@@ -165,8 +168,14 @@ export interface JobFile extends JobSummary {
    * call of the product names it, and the task's end checks it is unchanged.
    */
   git?: RecordedGit;
-  /** `.git` entries already inside the task directory at its start (relative to it). */
+  /**
+   * Git-shaped paths (`.git` entries, folders shaped like a git directory, `.gitmodules`: see
+   * git/git-shapes.ts) already inside the task directory (the worktree, or the in-place workdir)
+   * at its start, relative to it: the user's own. Read-only to sandboxed commands.
+   */
   nestedGitAtStart?: string[];
+  /** Their fingerprints at the start (path → fingerprint): a change at the end is the worker's. */
+  gitShapesAtStart?: GitShapesAtStart;
   /** What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`). */
   gitProblems?: { tampered: string[]; damaged: string[] };
   branch?: string;

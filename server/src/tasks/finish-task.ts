@@ -155,7 +155,10 @@ async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitPro
   const tampered = await neutralizeTampering({
     recorded: job.git,
     taskDir: job.worktreePath ?? job.workdir,
-    nestedAtStart: job.nestedGitAtStart ?? [],
+    shapesAtStart:
+      job.gitShapesAtStart ??
+      Object.fromEntries((job.nestedGitAtStart ?? []).map((path) => [path, ''])),
+    isDisposable: job.isolation === 'worktree',
     quarantineDir: join(jobDir(dataHome, job.id), 'quarantine'),
   });
   // Under the sandbox the repository is read-only to the worker: the history walk is skipped.
@@ -172,7 +175,7 @@ function withGitProblems(
   const what = [
     ...(problems.tampered.length
       ? [
-          `tampered git metadata: ${problems.tampered.join('; ')}. The work was not salvaged${job.worktreePath ? `; the worktree ${job.worktreePath} is kept for inspection` : ''}`,
+          `git metadata in the worker's changes: ${problems.tampered.join('; ')}. The work was not salvaged${job.worktreePath ? `; the worktree ${job.worktreePath} is kept for inspection` : ''}`,
         ]
       : []),
     ...(problems.damaged.length

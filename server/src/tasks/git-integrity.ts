@@ -1,48 +1,21 @@
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { git, type GitOptions } from '../git/git.ts';
-import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
+import { describeShape, findGitShapes, makeInert } from '../git/git-shapes.ts';
+import type { GitShapesAtStart, PinnedRepository, RecordedGit } from '../store/job-file.ts';
 
-/** Entries looked at when searching a task directory for git metadata; past it, the rest is unchecked. */
-const SCAN_LIMIT = 300_000;
 /** How long the object store's connectivity check may take (a very large repository stops it). */
 const FSCK_TIMEOUT_MS = 20_000;
-
-/**
- * Every `.git` (file or folder, any case) below `dir`, relative to it, except `excluded` (the
- * checkout's own): links are not followed, nothing inside a `.git` folder is searched.
- */
-export async function findGitMetadata(
-  dir: string,
-  excluded?: string,
-): Promise<{ paths: string[]; isComplete: boolean }> {
-  const paths: string[] = [];
-  const pending = [dir];
-  let seen = 0;
-  while (pending.length > 0) {
-    const current = pending.pop()!;
-    const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      seen += 1;
-      if (seen > SCAN_LIMIT) return { paths: paths.sort(), isComplete: false };
-      const path = join(current, entry.name);
-      if (entry.name.toLowerCase() === '.git') {
-        if (path !== excluded) paths.push(relative(dir, path));
-      } else if (entry.isDirectory()) {
-        pending.push(path);
-      }
-    }
-  }
-  return { paths: paths.sort(), isComplete: true };
-}
 
 /** Where a task's git metadata is checked, and where what a worker made of it is moved to. */
 export interface GitMetadataCheck {
   recorded: RecordedGit;
   /** The folder the worker could write (the worktree, or the in-place workdir). */
   taskDir: string;
-  /** `.git` entries the task directory held at the start (relative to it): the user's own. */
-  nestedAtStart?: readonly string[];
+  /** Git-shaped paths the task directory held at the start (relative to it): the user's own. */
+  shapesAtStart?: GitShapesAtStart;
+  /** Whether the task directory is disposable (a worktree): changed shapes there are moved out too. */
+  isDisposable: boolean;
   /** Where worker-made metadata goes (`jobs/<id>/quarantine`), out of git's reach. */
   quarantineDir: string;
 }
@@ -65,6 +38,7 @@ export async function neutralizeTampering(check: GitMetadataCheck): Promise<stri
     const target = join(check.quarantineDir, `${(moved += 1)}-${path.replace(/[/\\]/g, '_')}`);
     try {
       await rename(path, target);
+      await makeInert(target);
       return `moved to ${target}`;
     } catch {
       await rm(path, { recursive: true, force: true });
@@ -86,10 +60,43 @@ export async function neutralizeTampering(check: GitMetadataCheck): Promise<stri
     problems.push(`${dotGit} was replaced (${await quarantine(dotGit)})`);
   }
   problems.push(...(await checkCommonDir(recorded, quarantine)));
-  const found = await findGitMetadata(check.taskDir, dotGit);
-  for (const path of found.paths.filter((path) => !check.nestedAtStart?.includes(path))) {
-    const absolute = join(check.taskDir, path);
-    problems.push(`${absolute} is git metadata the worker made (${await quarantine(absolute)})`);
+  problems.push(...(await checkShapes(check, dotGit, quarantine)));
+  return problems;
+}
+
+async function headEntryOf(dir: string): Promise<string | undefined> {
+  return (await readdir(dir).catch(() => [])).find((name) => name.toLowerCase() === 'head');
+}
+
+/**
+ * Git-shaped paths (see git-shapes.ts) the worker made or changed: each one made is moved to
+ * the quarantine and made inert; one changed is too in a disposable worktree, and is reported
+ * but left where it is in the user's own folder (it was theirs before the task).
+ */
+async function checkShapes(
+  check: GitMetadataCheck,
+  dotGit: string,
+  quarantine: (path: string) => Promise<string>,
+): Promise<string[]> {
+  const problems: string[] = [];
+  const before = check.shapesAtStart ?? {};
+  const { shapes } = await findGitShapes(check.taskDir, dotGit);
+  for (const shape of shapes) {
+    const known = Object.hasOwn(before, shape.path);
+    const recorded = known ? before[shape.path] : undefined;
+    // A path recorded without a fingerprint (a task from before they were taken) is the user's.
+    if (known && (!recorded || recorded === shape.fingerprint)) continue;
+    const what = `${await describeShape(check.taskDir, shape)}${known ? ' and was changed by the worker' : ''}`;
+    if (known && !check.isDisposable) {
+      problems.push(`${what} (left in place: it was there before the task)`);
+      continue;
+    }
+    // The task directory itself: moving its HEAD out unmakes the repository.
+    const absolute = shape.path
+      ? join(check.taskDir, shape.path)
+      : join(check.taskDir, (await headEntryOf(check.taskDir)) ?? 'HEAD');
+    const moved = await quarantine(absolute);
+    problems.push(`${what} (${moved})`);
   }
   return problems;
 }

@@ -1,7 +1,7 @@
 import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { resolveCommit } from '../git/git.ts';
-import { findGitMetadata } from './git-integrity.ts';
+import { findGitShapes } from '../git/git-shapes.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
 import { createWorktree, isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
 import type { RecordedGit } from '../store/job-file.ts';
@@ -9,7 +9,15 @@ import type { JobFile } from '../store/job-file.ts';
 
 type WorktreePlace = Pick<
   JobFile,
-  'workdir' | 'repoDir' | 'worktreePath' | 'branch' | 'baseCommit' | 'git' | 'uncommittedAtStart'
+  | 'workdir'
+  | 'repoDir'
+  | 'worktreePath'
+  | 'branch'
+  | 'baseCommit'
+  | 'git'
+  | 'uncommittedAtStart'
+  | 'nestedGitAtStart'
+  | 'gitShapesAtStart'
 >;
 
 /**
@@ -42,6 +50,7 @@ export async function makeWorktree(
     branch: created.branch,
     baseCommit: created.baseCommit,
     git: created.git,
+    ...(await shapesAtStart(created.path, join(created.path, '.git'))),
     ...(snapshot ? { uncommittedAtStart: { head: snapshot.head, files: snapshot.files } } : {}),
   };
 }
@@ -59,14 +68,27 @@ async function startingPoint(
 }
 
 /**
- * An in-place task in a repository: where its git metadata is, and the repositories already
+ * An in-place task in a repository: where its git metadata is, and the git-shaped paths already
  * inside its directory (the user's own; any other one at the end was made by the worker).
  */
 export async function inPlace(
   workdir: string,
-): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart'>> {
+): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart' | 'gitShapesAtStart'>> {
   if (!(await isGitRepository(workdir))) return { workdir };
   const git = await recordGit(workdir);
-  const nested = await findGitMetadata(workdir, join(git.workTree, '.git'));
-  return { workdir, git, nestedGitAtStart: nested.paths };
+  return { workdir, git, ...(await shapesAtStart(workdir, join(git.workTree, '.git'))) };
+}
+
+/** The git-shaped paths of a task directory at its start, with their fingerprints. */
+async function shapesAtStart(
+  taskDir: string,
+  ownGit: string,
+): Promise<Pick<JobFile, 'nestedGitAtStart' | 'gitShapesAtStart'>> {
+  const { shapes } = await findGitShapes(taskDir, ownGit);
+  if (shapes.length === 0) return {};
+  return {
+    // The task directory itself stays writable (its fingerprint is still checked at the end).
+    nestedGitAtStart: shapes.map((shape) => shape.path).filter(Boolean),
+    gitShapesAtStart: Object.fromEntries(shapes.map((shape) => [shape.path, shape.fingerprint])),
+  };
 }
