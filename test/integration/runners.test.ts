@@ -7,59 +7,18 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
 import { git } from '../helpers/git-project.ts';
-import type { ServerHandle } from '../helpers/mcp-server.ts';
 import { runnerConfig as runnerConfigOf, startSshd, type SshdFixture } from '../helpers/sshd.ts';
-import { taskTest } from '../helpers/task-world.ts';
+import { bash, ENDED, runnerTest, WORKER_KEY } from '../helpers/runner-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 
-const bash = (command: string, delayMs?: number): FakeReply => ({
-  toolUses: [{ name: 'run_bash', input: { command } }],
-  ...(delayMs ? { delayMs } : {}),
-});
-
 let sshd: SshdFixture;
-/** The provider key: it must never reach the runner. */
-const WORKER_KEY = 'sk-runner-canary-7f6e5d4c3b2a1908';
-
 const runnerConfig = (overrides: Record<string, unknown> = {}) => runnerConfigOf(sshd, overrides);
-
-const it = taskTest.extend(
-  'startWith',
-  ({ world, provider, server }) =>
-    async (
-      steps: FakeReply[],
-      config: Record<string, unknown> = {},
-      env: Record<string, string> = {},
-    ): Promise<ServerHandle> => {
-      const fake = await provider.start({ respond: byAssistantTurn(steps) });
-      world.writeConfig({
-        runners: { build: runnerConfig() },
-        ...config,
-        profiles: {
-          w: {
-            format: 'openai',
-            baseUrl: fake.openaiBaseUrl,
-            model: 'worker-model',
-            apiKeyEnv: 'WORKER_KEY',
-          },
-        },
-      });
-      return server.start({
-        ...world.env,
-        WORKER_KEY,
-        DELEGATE_RUNNER_RETRY_MS: '50',
-        ...env,
-      });
-    },
-);
+const it = runnerTest(() => sshd);
 
 const jobOf = (world: TempEnv, id: string) =>
   JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
-
-const ENDED = /^t_[a-z0-9]+ (done|failed|lost|timeout|cancelled)/;
 
 describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
   beforeAll(async () => {

@@ -3,11 +3,15 @@
  * the worker's file tools read and write them; each command (run_bash, the test command) runs
  * in the task's checkout on the runner, with git carrying the files both ways:
  *
- * - before it, a snapshot commit of the worktree goes over as a thin pack, and the runner's
- *   checkout is reset to it (files the worktree deleted go too; ignored files the runner
- *   made, such as dependencies and build output, stay there);
+ * - before it, a snapshot commit of the worktree goes over as a thin pack (when it changed),
+ *   and the runner's checkout is reset and cleaned to exactly it (files the worktree deleted
+ *   go too, and anything an earlier command left untracked; ignored files the runner made,
+ *   such as dependencies and build output, stay there);
  * - after it, the runner commits what the command changed, that commit comes back as a pack
- *   (checked with `index-pack --strict`), and its diff is applied to the worktree.
+ *   (checked with `index-pack --strict`), and its diff is applied to the worktree. Every git
+ *   step there is checked: a failure, or a repository the command made inside the checkout,
+ *   ends the task `failed` with git's words, so no change is lost in silence and no later test
+ *   there judges files that did not come back.
  *
  * Git on this machine never talks to the runner: every exchange is a command over ssh with
  * bytes on stdin or stdout. The snapshots form a chain of their own (no project history goes
@@ -22,7 +26,7 @@ import type { JobFile, PinnedRepository, RecordedRunner } from '../store/job-fil
 import type { ResourceLimits } from '../config/resource-limits.ts';
 import { jobDir } from '../store/job-store.ts';
 import { shellQuote } from '../util/shell-quote.ts';
-import { TaskError } from '../util/user-error.ts';
+import { errorMessage, TaskError } from '../util/user-error.ts';
 import { runSsh, sshFailure, sshFailureError, type SshOptions, type SshResult } from './ssh.ts';
 
 /** What a command on the runner needs from this machine. */
@@ -66,6 +70,12 @@ const KILL_GRACE_MS = 10_000;
 const SYNC_FILE = 'runner-sync.json';
 /** A commit as the runner names it: a hash, since it becomes an argument of git here. */
 const COMMIT_HASH = '[0-9a-f]{40}|[0-9a-f]{64}';
+/**
+ * What a command's closing line says of its changes: the commit holding them, `-` when it
+ * changed nothing, `!` when a git step there failed (git's words are in `$W/git-error`).
+ */
+const CHANGES = `${COMMIT_HASH}|-|!`;
+const GIT_ERROR_FILE = 'git-error';
 
 interface SyncState {
   commit: string;
@@ -180,8 +190,8 @@ async function pushFiles(task: RemoteTask, signal?: AbortSignal): Promise<SyncSt
       // The task's folder is made by its first exchange: an empty checkout and a tmp folder.
       `mkdir -p "$W/tmp" && { [ -d "$W/tree/.git" ] || ${REMOTE_GIT} init -q "$W/tree"; } || exit 94`,
       prelude(task),
+      // The command's own script checks the files out (see commandScript).
       'g index-pack --stdin --fix-thin --strict >/dev/null || exit 96',
-      `g reset -q --hard ${commit} || exit 95`,
     ].join('\n');
     return onRunner(task, script, { input: pack, ...(signal ? { signal } : {}) });
   };
@@ -312,6 +322,13 @@ function commandScript(task: RemoteTask, command: string, base: SyncState, nonce
   return [
     prelude(task),
     'echo "$$" > "$W/script.pid"',
+    `rm -f "$W/${GIT_ERROR_FILE}"`,
+    // The command starts from exactly the worktree's files (ignored ones aside): whatever an
+    // earlier command left there untracked goes, so no test judges files that did not come back.
+    `if ! e=$({ g reset -q --hard ${base.commit} && g clean -ffdq; } 2>&1); then`,
+    `  printf 'checking out the files on the runner failed: %s\\n' "$e" > "$W/${GIT_ERROR_FILE}"`,
+    `  printf '${nonce} 0 0 !\\n' > "$W/ended"; rm -f "$W/script.pid"; printf '\\n'; cat "$W/ended"; exit 0`,
+    'fi',
     ...(task.subdir ? [`cd ./${shellQuote(task.subdir)} || exit 97`] : []),
     // Its own process group, so it can be killed whole: setsid, else bash's job control.
     'if command -v setsid >/dev/null 2>&1; then S=setsid; else S=; set -m; fi',
@@ -387,7 +404,7 @@ export async function runRemoteCommand(
       filesChanged: recovered.filesChanged,
     };
   }
-  const filesChanged = trailer.commit === '-' ? [] : await pullFiles(task, base, trailer.commit);
+  const filesChanged = await bringBack(task, base, trailer.commit);
   return {
     exitCode: trailer.exitCode,
     ending: state.ending,
@@ -404,7 +421,9 @@ const RECORD_WAIT_TENTHS = 600;
  * again, the command is stopped there (`stopped`: it was still running) and what it changed
  * comes back. The command's own script, cut off from us but still running there, is let finish
  * recording its ending (exit code and commit); only a script that never finishes is killed and
- * its changes committed here, so two git processes never share the checkout's index.
+ * the changes committed by this recovery, which then takes the script's place (its pid, its
+ * record) — so two git processes never share the checkout's index, and a recovery cut off in
+ * turn is finished, or read back, by the next try.
  */
 async function afterDrop(
   task: RemoteTask,
@@ -416,34 +435,84 @@ async function afterDrop(
     ...KILL_COMMAND_LINES,
     'alive() { s=$(cat "$W/script.pid" 2>/dev/null) && kill -0 "$s" 2>/dev/null; }',
     `i=0; while alive && [ $i -lt ${RECORD_WAIT_TENTHS} ]; do sleep 0.1; i=$((i + 1)); done`,
-    `if read -r n rc left c < "$W/ended" 2>/dev/null && [ "$n" = ${nonce} ]; then echo "$stopped $rc $c"; exit 0; fi`,
+    // A record of this command: its script's (an exit code) or an earlier recovery's ("-").
+    `if read -r n rc left c < "$W/ended" 2>/dev/null && [ "$n" = ${nonce} ]; then`,
+    '  [ "$rc" != - ] || stopped=$left; echo "$stopped $rc $c"; exit 0',
+    'fi',
     'if alive; then kill -s KILL "$s" 2>/dev/null; sleep 0.1; fi',
-    'rm -f "$W/script.pid" .git/index.lock',
+    'echo "$$" > "$W/script.pid"',
+    `rm -f .git/index.lock "$W/${GIT_ERROR_FILE}"`,
+    ...(task.env.DELEGATE_RUNNER_RECOVERY_PAUSE_FOR_TEST
+      ? [`sleep ${Number(task.env.DELEGATE_RUNNER_RECOVERY_PAUSE_FOR_TEST) || 0}`]
+      : []),
     ...snapshotLines(base),
+    `printf '${nonce} - %s %s\\n' "$stopped" "$c" > "$W/ended"`,
+    'rm -f "$W/script.pid"',
     'echo "$stopped - $c"',
   ].join('\n');
   // The first try is the one that waits for the runner to answer again.
   const answer = checked(await onRunner(task, script), 'collecting the changes')
     .toString()
     .trim();
-  const match = new RegExp(`^([01]) (\\d+|-) (${COMMIT_HASH}|-)$`).exec(answer);
+  const match = new RegExp(`^([01]) (\\d+|-) (${CHANGES})$`).exec(answer);
   if (!match)
     throw new Error(`collecting the changes on the runner gave "${answer.slice(0, 200)}"`);
-  const commit = match[3]!;
   return {
     stopped: match[1] === '1',
     exitCode: match[2] === '-' ? null : Number(match[2]),
-    filesChanged: commit === '-' ? [] : await pullFiles(task, base, commit),
+    filesChanged: await bringBack(task, base, match[3]!),
   };
 }
 
-/** Shell lines that commit what changed in the checkout since `base` (to `$c`; `-` when nothing did). */
+/**
+ * A command's changes, from its closing line: none (`-`), the commit holding them brought here
+ * and applied, or — a git step there failed (`!`) — the task ends `failed` with git's words:
+ * work that could not come back is never passed over in silence, and no test there judges it.
+ */
+async function bringBack(task: RemoteTask, base: SyncState, changes: string): Promise<string[]> {
+  if (changes === '-') return [];
+  if (changes === '!') {
+    const why = await onRunner(
+      task,
+      `cat ${shellQuote(`${task.runner.taskDir}/${GIT_ERROR_FILE}`)}`,
+    );
+    const words = why.stdout.toString().trim().slice(0, 1_500) || 'no words from git';
+    throw new TaskError(
+      `${words}. The command's changes on runner "${task.runner.name}" could not be brought back, so the task stops; the work done before it is in the worktree.`,
+      'failed',
+    );
+  }
+  try {
+    return await pullFiles(task, base, changes);
+  } catch (error) {
+    if (error instanceof TaskError) throw error;
+    throw new TaskError(
+      `bringing the command's changes back from runner "${task.runner.name}" failed: ${errorMessage(error)}`,
+      'failed',
+    );
+  }
+}
+
+/**
+ * Shell lines that commit what changed in the checkout since `base` (to `$c`; `-` when nothing
+ * did). Every git step is checked: when one fails, or the checkout holds a repository of its own
+ * (a `.git` below its top, any case: git would leave its files behind, or take a gitlink for
+ * them), `$c` is `!` and what went wrong is in `$W/git-error` — the changes are never dropped
+ * in silence.
+ */
 function snapshotLines(base: SyncState): string[] {
+  const fail = (what: string) =>
+    `{ printf '%s: %s\\n' ${shellQuote(what)} "$e" > "$W/${GIT_ERROR_FILE}"; c='!'; }`;
+  const identity =
+    'GIT_AUTHOR_NAME=delegate GIT_AUTHOR_EMAIL=worker@delegate.invalid GIT_COMMITTER_NAME=delegate GIT_COMMITTER_EMAIL=worker@delegate.invalid';
   return [
     'c=-',
-    'if g add --all >/dev/null 2>&1 && t=$(g write-tree 2>/dev/null) && [ "$t" != ' +
-      `${base.tree} ]; then`,
-    `  c=$(GIT_AUTHOR_NAME=delegate GIT_AUTHOR_EMAIL=worker@delegate.invalid GIT_COMMITTER_NAME=delegate GIT_COMMITTER_EMAIL=worker@delegate.invalid g commit-tree "$t" -p ${base.commit} -m 'delegate: changes on the runner' </dev/null 2>/dev/null) || c=-`,
+    'e=$(cd "$W/tree" && find . -path ./.git -prune -o -iname .git -print 2>/dev/null | head -n 20 | tr "\\n" " ")',
+    `if [ -n "$e" ]; then ${fail("git metadata in the worker's changes on the runner (a repository inside the checkout)")}`,
+    `elif ! e=$(g add --all 2>&1 >/dev/null); then ${fail('git add failed on the runner')}`,
+    `elif ! t=$(g write-tree 2>&1); then e=$t; ${fail('git write-tree failed on the runner')}`,
+    `elif [ "$t" != ${base.tree} ]; then`,
+    `  if ! c=$(${identity} g commit-tree "$t" -p ${base.commit} -m 'delegate: changes on the runner' </dev/null 2>&1); then e=$c; ${fail('git commit-tree failed on the runner')}; fi`,
     'fi',
   ];
 }
@@ -475,7 +544,7 @@ function trailerSplitter(nonce: string, onOutput: (chunk: Buffer) => void) {
       const match =
         at < 0
           ? null
-          : new RegExp(`^\\n${nonce} (\\d+) ([01]) (${COMMIT_HASH}|-)\\n$`).exec(text.slice(at));
+          : new RegExp(`^\\n${nonce} (\\d+) ([01]) (${CHANGES})\\n$`).exec(text.slice(at));
       if (!match) {
         if (held.length) onOutput(held);
         return undefined;
