@@ -142,6 +142,18 @@ const GIT_SHAPED_ATTEMPTS: GitAttempt[] = [
     ],
   },
   {
+    id: 'bare-committed',
+    route: 'git-shaped folder',
+    what: 'the bare repository `evil/`, committed to the task branch by the worker itself',
+    isolation: 'worktree',
+    places: ['evil'],
+    calls: [
+      bash(
+        `${bareRepo('evil')} && git add -A && git -c user.name=w -c user.email=w@example.invalid commit -qm evil; echo "commit exit $?"`,
+      ),
+    ],
+  },
+  {
     id: 'dot-git-case',
     route: 'git-shaped folder',
     what: 'a repository named `sub/.GIT` (another case of `.git`), in place',

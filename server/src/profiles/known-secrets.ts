@@ -1,6 +1,7 @@
 import { readCredentials, readCredentialsSection } from './credentials.ts';
 import type { Environment } from '../config/paths.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import type { NamedSecret } from '../util/secret-finder.ts';
 
 /** Header names whose values are credentials (as in http-stream's error redaction). */
 const CREDENTIAL_HEADER = /auth|key|token|secret|cookie|-vk$/i;
@@ -16,22 +17,36 @@ export function knownSecrets(
   profiles: Iterable<ResolvedProfile>,
   env: Environment,
 ): string[] {
-  const secrets = new Set<string>();
+  return [...new Set(namedSecrets(dataHome, profiles, env).map((secret) => secret.value))];
+}
+
+/** The same secrets, each with words that say whose it is (for a result that names one). */
+export function namedSecrets(
+  dataHome: string,
+  profiles: Iterable<ResolvedProfile>,
+  env: Environment,
+): NamedSecret[] {
+  const secrets: NamedSecret[] = [];
   try {
-    for (const stored of Object.values(readCredentials(dataHome).keys)) secrets.add(stored.key);
+    for (const [name, stored] of Object.entries(readCredentials(dataHome).keys))
+      secrets.push({ what: `the stored key of profile ${name}`, value: stored.key });
     for (const token of copilotSecrets(readCredentialsSection(dataHome, 'copilot')))
-      secrets.add(token);
+      secrets.push({ what: 'a GitHub Copilot login', value: token });
   } catch {
     // An unreadable credentials file holds nothing this process could have sent.
   }
   for (const profile of profiles) {
     const value = profile.apiKeyEnv ? env[profile.apiKeyEnv]?.trim() : undefined;
-    if (value) secrets.add(value);
+    if (value)
+      secrets.push({ what: `the key of profile ${profile.name} ($${profile.apiKeyEnv})`, value });
     for (const [name, header] of Object.entries(profile.headers ?? {})) {
-      if (CREDENTIAL_HEADER.test(name)) secrets.add(header.replace(/^(bearer|basic)\s+/i, ''));
+      if (CREDENTIAL_HEADER.test(name)) {
+        const value = header.replace(/^(bearer|basic)\s+/i, '');
+        secrets.push({ what: `the ${name} header of profile ${profile.name}`, value });
+      }
     }
   }
-  return [...secrets];
+  return secrets;
 }
 
 /** `logins.*.githubToken` and `tokens.*.token` of the copilot section (see copilot-store.ts). */

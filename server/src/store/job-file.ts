@@ -176,8 +176,12 @@ export interface JobFile extends JobSummary {
   nestedGitAtStart?: string[];
   /** Their fingerprints at the start (path → fingerprint): a change at the end is the worker's. */
   gitShapesAtStart?: GitShapesAtStart;
-  /** What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`). */
-  gitProblems?: { tampered: string[]; damaged: string[] };
+  /**
+   * What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`),
+   * and keys of this machine found in its work (`keys`): tampered work or work holding a key
+   * is never salvaged.
+   */
+  gitProblems?: { tampered: string[]; damaged: string[]; keys?: string[] };
   branch?: string;
   /** The commit the worktree started from: HEAD, base_branch, or the snapshot below. */
   baseCommit?: string;

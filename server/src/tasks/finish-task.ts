@@ -22,7 +22,9 @@ import {
   recordStartedTask,
   removeWorktree,
   snapshotWork,
+  takeCommitsOffBranch,
 } from './worktree.ts';
+import { keysInWork } from './keys-in-work.ts';
 import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
@@ -163,7 +165,16 @@ async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitPro
   });
   // Under the sandbox the repository is read-only to the worker: the history walk is skipped.
   const damaged = await repositoryDamage(job.git, job.sandboxed !== true);
-  return tampered.length + damaged.length > 0 ? { tampered, damaged } : undefined;
+  // The keys this process could send (the worker's, the server's or the CLI's environment).
+  const keys = await keysInWork(job, dataHome, process.env);
+  return tampered.length + damaged.length + keys.length > 0
+    ? { tampered, damaged, ...(keys.length ? { keys } : {}) }
+    : undefined;
+}
+
+/** Work that must not reach a branch: git metadata the worker made, or a key. */
+function isUnsafe(problems: JobFile['gitProblems']): boolean {
+  return Boolean(problems?.tampered.length || problems?.keys?.length);
 }
 
 function withGitProblems(
@@ -172,11 +183,13 @@ function withGitProblems(
   job: JobFile,
 ): Outcome {
   if (!problems) return outcome;
+  const kept = `The work was not salvaged${job.worktreePath ? `; the worktree ${job.worktreePath} is kept for inspection` : ''}`;
   const what = [
+    ...(problems.keys?.length
+      ? [`the worker's changes contain a key: ${problems.keys.join('; ')}. ${kept}`]
+      : []),
     ...(problems.tampered.length
-      ? [
-          `git metadata in the worker's changes: ${problems.tampered.join('; ')}. The work was not salvaged${job.worktreePath ? `; the worktree ${job.worktreePath} is kept for inspection` : ''}`,
-        ]
+      ? [`git metadata in the worker's changes: ${problems.tampered.join('; ')}. ${kept}`]
       : []),
     ...(problems.damaged.length
       ? [`the task damaged the repository ${job.git?.commonDir}: ${problems.damaged.join('; ')}`]
@@ -240,8 +253,12 @@ async function writeResult(dataHome: string, job: JobFile, path: string): Promis
 }
 
 async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResultFile>> {
-  if (job.gitProblems?.tampered.length) {
-    return { salvageError: 'not salvaged: the git metadata was tampered with' };
+  if (isUnsafe(job.gitProblems)) {
+    const why = job.gitProblems?.keys?.length
+      ? 'the work holds a key'
+      : 'the git metadata was tampered with';
+    const off = await takeCommitsOffBranch(job).catch((error: unknown) => errorMessage(error));
+    return { salvageError: `not salvaged: ${why}${off ? `; ${off}` : ''}` };
   }
   try {
     const recorded = job.git ?? (await recordStartedTask(job));

@@ -280,6 +280,24 @@ export async function removeWorktree(options: {
 }
 
 /**
+ * Moves a task's branch back to its base when the worker committed on it itself: work that is
+ * not salvaged (git metadata, a key) must not stay on the branch through the worker's own
+ * commits either. Returns what it did, or undefined when the branch held none.
+ */
+export async function takeCommitsOffBranch(
+  job: Pick<JobFile, 'isolation' | 'repoDir' | 'branch' | 'baseCommit' | 'git'>,
+): Promise<string | undefined> {
+  if (job.isolation !== 'worktree' || !job.repoDir || !job.branch || !job.baseCommit || !job.git)
+    return undefined;
+  const pinned = { repository: { gitDir: job.git.commonDir, workTree: job.repoDir } };
+  const ref = `refs/heads/${job.branch}`;
+  const tip = await resolveCommit(job.repoDir, ref, pinned);
+  if (!tip || tip === job.baseCommit) return undefined;
+  await git(job.repoDir, ['update-ref', ref, job.baseCommit, tip], pinned);
+  return `the worker's own commits were taken off ${job.branch} (it was at ${tip.slice(0, 12)})`;
+}
+
+/**
  * Renames branch `from` to `to` in the repository (a worktree that has it checked out follows);
  * with `commonDir`, git is pointed at it rather than finding it from `repoDir`.
  */

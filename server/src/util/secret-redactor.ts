@@ -62,7 +62,7 @@ function redactValue(input: unknown, text: (input: string) => string): unknown {
 }
 
 /** Each character as itself, as a JSON `\uXXXX` escape or as `%XX`, in any mix and hex case. */
-function encodedPattern(secret: string): string {
+export function encodedPattern(secret: string): string {
   return [...secret].map(characterForms).join('');
 }
 
@@ -85,7 +85,7 @@ const anyCase = (hex: string) =>
  * The part of base64 that depends only on the secret's bytes, for each alignment of the secret
  * within the encoded value (0, 1 or 2 bytes before it modulo 3), in both alphabets.
  */
-function base64Forms(secret: string): string[] {
+export function base64Forms(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
   const forms = new Set<string>();
   for (const before of [0, 1, 2]) {
@@ -100,6 +100,6 @@ function base64Forms(secret: string): string[] {
   return [...forms];
 }
 
-function escapeRegExp(text: string): string {
+export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
