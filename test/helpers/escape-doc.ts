@@ -88,11 +88,20 @@ export function renderGitTable(
       `${cell(on)} | ${on?.how ?? ''} | ${cell(off)} | ${off?.how ?? ''} |`
     );
   });
-  const blocked = (mode: 'sandboxed' | 'unsandboxed') =>
-    attempts.filter((attempt) => outcomes[mode].get(attempt.id)?.escaped === false).length;
+  const blocked = (mode: 'sandboxed' | 'unsandboxed', of = attempts) =>
+    of.filter((attempt) => outcomes[mode].get(attempt.id)?.escaped === false).length;
+  const routes = [...new Set(attempts.map((attempt) => attempt.route))];
+  const byRoute = routes.map((route) => {
+    const of = attempts.filter((attempt) => attempt.route === route);
+    return `| ${route} | ${of.length} | ${blocked('sandboxed', of)} | ${blocked('unsandboxed', of)} |`;
+  });
   return [
     `${attempts.length} attempts: with the sandbox ${blocked('sandboxed')} blocked, ` +
       `without it (\`sandbox: "off"\`) ${blocked('unsandboxed')} blocked.`,
+    '',
+    '| class (route) | attempts | blocked, sandbox on | blocked, sandbox off |',
+    '| ------------- | -------- | ------------------- | -------------------- |',
+    ...byRoute,
     '',
     '| # | route | attempt | isolation | sandbox on | how (on) | sandbox off | how (off) |',
     '| - | ----- | ------- | --------- | ---------- | -------- | ----------- | --------- |',
