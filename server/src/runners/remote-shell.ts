@@ -329,6 +329,8 @@ function commandScript(task: RemoteTask, command: string, base: SyncState, nonce
     `  printf 'checking out the files on the runner failed: %s\\n' "$e" > "$W/${GIT_ERROR_FILE}"`,
     `  printf '${nonce} 0 0 !\\n' > "$W/ended"; rm -f "$W/script.pid"; printf '\\n'; cat "$W/ended"; exit 0`,
     'fi',
+    // From here on the checkout is the command's: a recovery may commit what it holds.
+    `echo ${nonce} > "$W/started"`,
     ...(task.subdir ? [`cd ./${shellQuote(task.subdir)} || exit 97`] : []),
     // Its own process group, so it can be killed whole: setsid, else bash's job control.
     'if command -v setsid >/dev/null 2>&1; then S=setsid; else S=; set -m; fi',
@@ -421,7 +423,8 @@ const RECORD_WAIT_TENTHS = 600;
  * again, the command is stopped there (`stopped`: it was still running) and what it changed
  * comes back. The command's own script, cut off from us but still running there, is let finish
  * recording its ending (exit code and commit); only a script that never finishes is killed and
- * the changes committed by this recovery, which then takes the script's place (its pid, its
+ * the changes committed by this recovery (none when the command had not started: its checkout
+ * may be half reset), which then takes the script's place (its pid, its
  * record) — so two git processes never share the checkout's index, and a recovery cut off in
  * turn is finished, or read back, by the next try.
  */
@@ -440,6 +443,8 @@ async function afterDrop(
     '  [ "$rc" != - ] || stopped=$left; echo "$stopped $rc $c"; exit 0',
     'fi',
     'if alive; then kill -s KILL "$s" 2>/dev/null; sleep 0.1; fi',
+    // Cut off before the command started (its checkout half reset, say): it changed nothing.
+    `[ "$(cat "$W/started" 2>/dev/null)" = ${nonce} ] || { echo "$stopped - -"; exit 0; }`,
     'echo "$$" > "$W/script.pid"',
     `rm -f .git/index.lock "$W/${GIT_ERROR_FILE}"`,
     ...(task.env.DELEGATE_RUNNER_RECOVERY_PAUSE_FOR_TEST
