@@ -196,10 +196,10 @@ export function configKeys(configSchema) {
     if (name === 'profiles') {
       keys.push(...Object.keys(shapeOf(inner._zod.def.valueType)));
     } else if (inner._zod.def.type === 'record') {
-      // A map of named entries other than profiles (runners): each field as `runners.<name>.host`.
-      keys.push(
-        ...Object.keys(shapeOf(inner._zod.def.valueType)).map((child) => `${name}.<name>.${child}`),
-      );
+      // A map of named entries other than profiles (runners): each field as `runners.<name>.host`;
+      // a map of lists (projectApprovals) by its name.
+      const entry = shapeOf(inner._zod.def.valueType);
+      keys.push(...(entry ? Object.keys(entry).map((child) => `${name}.<name>.${child}`) : [name]));
     } else if (inner._zod.def.type === 'object') {
       keys.push(...Object.keys(shapeOf(inner)).map((child) => `${name}.${child}`));
     } else {

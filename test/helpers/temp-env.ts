@@ -52,6 +52,18 @@ export function createTempEnv(): TempEnv {
   };
 }
 
+/**
+ * The user-config field that approves, for the world's project file, these endpoints of the
+ * profiles only that file defines (see profiles/project-approval.ts): for tests about something
+ * else that use a project's own profile.
+ */
+export function projectApprovals(
+  world: TempEnv,
+  ...endpoints: Array<{ format: string; baseUrl: string }>
+): { projectApprovals: Record<string, Array<{ format: string; baseUrl: string }>> } {
+  return { projectApprovals: { [join(world.project, '.claude', 'delegate.json')]: endpoints } };
+}
+
 /** A deterministic text log of about `bytes` bytes, with a marker line near the end. */
 export function makeLog(bytes: number, marker = 'ERROR disk full on /var/data'): string {
   const lines: string[] = [];

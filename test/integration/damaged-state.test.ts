@@ -24,7 +24,7 @@ import {
 import { git, initRepository } from '../helpers/git-project.ts';
 import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { createTempEnv, projectApprovals, type TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 
 const BOM = '\uFEFF';
@@ -411,6 +411,7 @@ const CASES: Case[] = [
     name: 'a project file with a byte-order mark is read',
     async check() {
       fake = await startFakeProvider({ respond: [{ text: 'bom project answer' }] });
+      world.writeConfig(projectApprovals(world, { format: 'openai', baseUrl: fake.openaiBaseUrl }));
       world.writeProjectFile(
         '.claude/delegate.json',
         BOM +

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startElicitingServer, type ElicitingServer } from '../helpers/eliciting-client.ts';
 import { REPO_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
-import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
+import { createTempEnv, projectApprovals, type TempEnv } from '../helpers/temp-env.ts';
 
 const KEY = 'sk-canary-4f1d9a7e2b6c8d0e1f2a3b4c';
 
@@ -257,6 +257,8 @@ describe('keys bound to hosts', () => {
 
 describe('project files and key variables', () => {
   it('a project profile may not send a key variable the user config never sends to that host', async () => {
+    // Its endpoint is approved: where the call may go is settled, which key it carries is not.
+    world.writeConfig(projectApprovals(world, { format: 'openai', baseUrl: fake.openaiBaseUrl }));
     world.writeProjectFile(
       '.claude/delegate.json',
       JSON.stringify({
@@ -293,6 +295,7 @@ describe('project files and key variables', () => {
           apiKeyEnv: 'OPENAI_API_KEY',
         },
       },
+      ...projectApprovals(world, { format: 'openai', baseUrl: fake.openaiBaseUrl }),
     });
     world.writeProjectFile(
       '.claude/delegate.json',

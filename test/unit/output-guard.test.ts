@@ -7,7 +7,7 @@ import { DIGEST_LIMIT_BYTES } from '../../server/src/hooks/output-digest.ts';
 import { guardOutput, type PostToolUseInput } from '../../server/src/hooks/output-guard.ts';
 
 const settingsFrom = (largeRead: Record<string, unknown> = {}, env = {}): LargeReadSettings =>
-  largeReadSettings([{ file: 'config.json', json: { largeRead } }], env);
+  largeReadSettings([{ file: 'config.json', source: 'config', json: { largeRead } }], env);
 const DEFAULTS = settingsFrom();
 
 const ERROR_LINE = 'ERROR: disk quota exceeded while writing /var/data/part-0042';

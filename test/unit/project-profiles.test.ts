@@ -68,7 +68,13 @@ describe('a project file and the user’s profiles', () => {
     const config = load();
     expect(config.warnings).toBeUndefined();
     expect(config.profiles.get('w')).toMatchObject({ baseUrl: USER_URL, model: 'bigger' });
-    expect(config.profiles.get('mine')).toMatchObject({ local: true, source: 'project' });
+    // Its own profile is kept as written, set apart until the user approves it (project-approval.test.ts).
+    expect(config.profiles.has('mine')).toBe(false);
+    expect(config.unapproved?.get('mine')).toMatchObject({
+      local: true,
+      source: 'project',
+      isUnapproved: true,
+    });
   });
 
   it('keeps the environment profile’s endpoint when a project names a profile "env"', () => {

@@ -6,7 +6,11 @@ import {
   type RawConfig,
 } from '../../server/src/config/read-settings.ts';
 
-const config = (json: Record<string, unknown>, file = '/c.json'): RawConfig => ({ file, json });
+const config = (
+  json: Record<string, unknown>,
+  source: RawConfig['source'] = 'config',
+  file = '/c.json',
+): RawConfig => ({ file, source, json });
 
 describe('largeReadSettings', () => {
   const defaults = { toolThresholdBytes: {}, shouldDigest: true, allowCommands: [] };
@@ -65,21 +69,59 @@ describe('largeReadSettings', () => {
 });
 
 describe('briefProfiles', () => {
+  const PROJECT_FILE = '/nowhere/p/.claude/delegate.json';
+
   it('takes name, use, key variable and local flag, the project winning per name but for the key and local', () => {
     const user = config({
       profiles: { a: { use: 'user a', apiKeyEnv: 'A_KEY' }, b: { use: 'b', local: true } },
-    });
-    const project = config({
-      profiles: {
-        a: { use: 'project a', local: true },
-        c: 'not an object',
-        d: { apiKeyEnv: 'D_KEY', local: true },
+      projectApprovals: {
+        [PROJECT_FILE]: [
+          { format: 'openai', baseUrl: 'http://10.0.0.9:8000/v1' },
+          { format: 'copilot', baseUrl: 'https://api.githubcopilot.com' },
+        ],
       },
     });
+    const project = config(
+      {
+        profiles: {
+          a: { use: 'project a', local: true },
+          c: 'not an object',
+          d: { format: 'openai', baseUrl: 'http://10.0.0.9:8000/v1/', apiKeyEnv: 'D_KEY' },
+          gh: { format: 'copilot', model: 'gpt-4.1' },
+        },
+      },
+      'project',
+      PROJECT_FILE,
+    );
     expect(briefProfiles([user, project])).toEqual([
       { name: 'a', use: 'project a', apiKeyEnv: 'A_KEY' },
       { name: 'b', use: 'b', local: true },
-      { name: 'd', apiKeyEnv: 'D_KEY', local: true },
+      { name: 'd', apiKeyEnv: 'D_KEY' },
+      { name: 'gh' },
+    ]);
+  });
+
+  it('leaves out a profile only the project defines until its endpoint is approved for that file', () => {
+    const mine = { format: 'openai', baseUrl: 'https://collector.test/v1', use: 'theirs' };
+    const project = config({ profiles: { mine } }, 'project', PROJECT_FILE);
+    const approving = (file: string, baseUrl: string) =>
+      config({ projectApprovals: { [file]: [{ format: 'openai', baseUrl }] } });
+    expect(briefProfiles([project])).toEqual([]);
+    // The project file cannot approve itself, nor does an approval for another file or endpoint count.
+    const selfApproved = config(
+      { profiles: { mine }, projectApprovals: { [PROJECT_FILE]: [mine] } },
+      'project',
+      PROJECT_FILE,
+    );
+    expect(briefProfiles([selfApproved])).toEqual([]);
+    expect(
+      briefProfiles([approving('/other/.claude/delegate.json', mine.baseUrl), project]),
+    ).toEqual([]);
+    expect(briefProfiles([approving(PROJECT_FILE, 'https://collector.test/v2'), project])).toEqual(
+      [],
+    );
+    expect(briefProfiles([approving(PROJECT_FILE, mine.baseUrl), project])).toEqual([
+      { name: 'mine', use: 'theirs' },
     ]);
   });
 });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { isCliFormat } from '../config/schema.ts';
-import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
+import { everyProfile, loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { budgetLockPath, slotsDir } from '../config/paths.ts';
 import { knownSecrets } from '../profiles/known-secrets.ts';
 import { endpointFor } from '../profiles/profile-endpoint.ts';
-import { resolveProfile } from '../profiles/resolve-profile.ts';
+import { findProfile, resolveProfile } from '../profiles/resolve-profile.ts';
+import { unapprovedError } from '../profiles/project-approval.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { createClient } from '../providers/create-client.ts';
 import { isRetryableError } from '../providers/retry.ts';
@@ -81,6 +82,12 @@ export async function callModel(call: ModelCall, context: AppContext): Promise<M
   const billed = { usd: 0 };
   for (const [index, profile] of chain.entries()) {
     const isLast = index === chain.length - 1;
+    if (profile.isUnapproved) {
+      // A chain may name a profile the user has not approved: it is passed over, never called.
+      passed.push(`${profile.name}: ${unapprovedError(profile).message}`);
+      if (isLast) throw new UserError(`No profile could take the call (${passed.join('; ')})`);
+      continue;
+    }
     const slot = await acquireSlot(
       slotsDir(context.dataHome),
       poolKeyOf(profile),
@@ -123,12 +130,15 @@ export async function callModel(call: ModelCall, context: AppContext): Promise<M
   throw new UserError(`No profile could take the call (${passed.join('; ')}).`);
 }
 
-/** The profile, then its failover targets — never for a local profile, never to a local one. */
+/**
+ * The profile, then its failover targets — never for a local profile, never to a local one. A
+ * target awaiting approval stays in the chain so the call can say why it was passed over.
+ */
 export function failoverChain(first: ResolvedProfile, config: LoadedConfig): ResolvedProfile[] {
   // A CLI profile's quota is the user's plan: it never fails over, nor is a target.
   if (first.local || isCliFormat(first.format)) return [first];
   const targets = (first.failover ?? []).flatMap((name) => {
-    const target = config.profiles.get(name);
+    const target = findProfile(config, name);
     return target && !target.local && !isCliFormat(target.format) && target !== first
       ? [target]
       : [];
@@ -159,7 +169,7 @@ async function callProfile(
       ...(profile.reasoning ? { replayReasoning: profile.reasoning } : {}),
       ...learnedFor(profile, context),
     },
-    () => knownSecrets(context.dataHome, [...config.profiles.values(), profile], context.env),
+    () => knownSecrets(context.dataHome, [...everyProfile(config), profile], context.env),
   );
   // One token per byte of the body as sent bounds what any tokenizer counts. Without the
   // adapter's own count, the request's JSON holds every byte of text sent and more.

@@ -1,8 +1,9 @@
 import { discoverLocalServer, discoveredProfile } from '../profiles/discover-local.ts';
-import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
+import { everyProfile, loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { credentialsNote } from '../profiles/credentials.ts';
 import { describeAuth, endpointFor } from '../profiles/profile-endpoint.ts';
-import { noWorkerMessage, resolveProfile } from '../profiles/resolve-profile.ts';
+import { defaultProfileName, noWorkerMessage } from '../profiles/resolve-profile.ts';
+import { unapprovedMark } from '../profiles/project-approval.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { slotsDir } from '../config/paths.ts';
@@ -44,7 +45,7 @@ export async function describeProviders(
   ].filter((note): note is string => note !== undefined);
   const noted = (text: string) => (notes.length ? `${notes.join('\n')}\n${text}` : text);
   const discover = context.discover ?? discoverLocalServer;
-  if (config.profiles.size === 0) {
+  if (config.profiles.size === 0 && !config.unapproved) {
     const server = await discover(context.env);
     if (!server) return noted(noWorkerMessage(config.configFile) + (await runners));
     const profile = discoveredProfile(server);
@@ -59,18 +60,15 @@ export async function describeProviders(
         (await runners),
     );
   }
-  const defaultName = await defaultProfileName(config, context);
+  const defaultName = defaultProfileName(config);
   const blocks = await Promise.all(
     [...config.profiles.values()].map((profile) =>
-      describeProfile(
-        profile,
-        context,
-        check,
-        profile.name === defaultName,
-        config.profiles.values(),
-      ),
+      describeProfile(profile, context, check, profile.name === defaultName, everyProfile(config)),
     ),
   );
+  for (const profile of config.unapproved?.values() ?? []) {
+    blocks.push(describeUnapproved(profile, profile.name === defaultName));
+  }
   const files = config.files.length ? config.files.join(', ') : 'DELEGATE_* environment variables';
   const why = defaultReason(config, defaultName);
   return noted(
@@ -144,16 +142,19 @@ function settingsOrigin(profile: ResolvedProfile): string {
   }
 }
 
-async function defaultProfileName(
-  config: LoadedConfig,
-  context: AppContext,
-): Promise<string | undefined> {
-  try {
-    return (await resolveProfile(config, undefined, context.env, () => Promise.resolve(undefined)))
-      .name;
-  } catch {
-    return undefined;
-  }
+/** A profile awaiting approval: what it is and where it points, never checked (no request). */
+function describeUnapproved(profile: ResolvedProfile, isDefault: boolean): string {
+  const facts = [
+    profile.format,
+    `model ${profile.model}`,
+    profile.baseUrl,
+    unapprovedMark(profile),
+  ];
+  const lines = [
+    `- ${profile.name}${isDefault ? ' (default)' : ''}: ${facts.filter(Boolean).join(' · ')}`,
+  ];
+  if (profile.use) lines.push(`  use: ${profile.use}`);
+  return lines.join('\n');
 }
 
 async function describeProfile(

@@ -1,4 +1,5 @@
 import { listNames, loadConfig } from '../profiles/load-config.ts';
+import { approved, findProfile } from '../profiles/resolve-profile.ts';
 import { copilotPlace } from '../profiles/copilot/copilot-profile.ts';
 import { forgetLogin, loggedInText } from '../profiles/copilot/copilot-key.ts';
 import { copilotApiToken } from '../profiles/copilot/copilot-token.ts';
@@ -94,7 +95,8 @@ function profileOf(context: CliContext, name: string): ResolvedProfile | undefin
 
 function copilotProfile(context: CliContext, name: string): ResolvedProfile {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const profile = config.profiles.get(name);
+  const found = findProfile(config, name);
+  const profile = found && approved(found);
   if (!profile) {
     throw new UserError(
       `Unknown profile "${name}" (profiles: ${listNames(config.profiles)}). Create it first in ` +

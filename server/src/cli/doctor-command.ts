@@ -89,7 +89,11 @@ function checkConfig(context: CliContext): Check {
   try {
     const config = loadConfig(context.dataHome, context.projectDir, context.env);
     const files = config.files.length ? config.files.join(', ') : 'no config file';
-    return { level: 'ok', what: `config valid (${files}; ${config.profiles.size} profile(s))` };
+    const waiting = config.unapproved ? `, ${config.unapproved.size} awaiting approval` : '';
+    return {
+      level: 'ok',
+      what: `config valid (${files}; ${config.profiles.size} profile(s)${waiting})`,
+    };
   } catch (error) {
     return { level: 'FAIL', what: `config invalid: ${errorMessage(error)}` };
   }
@@ -100,14 +104,17 @@ async function checkProfiles(context: CliContext): Promise<Check[]> {
     const text = await describeProviders(context, true, { runners: false });
     const isProblem = PROFILE_PROBLEM.test(text) || /^No worker is configured/m.test(text);
     const isWarned = /^WARNING: /m.test(text);
+    const awaitsApproval = text.includes(' · NOT APPROVED: ');
     return [
       {
-        level: isProblem ? 'FAIL' : isWarned ? 'warn' : 'ok',
+        level: isProblem ? 'FAIL' : isWarned || awaitsApproval ? 'warn' : 'ok',
         what: isProblem
           ? 'profiles: a profile cannot be used as it stands (see below)'
           : isWarned
             ? 'profiles reachable, keys in place, but a project file asked for changes that were not applied (see below)'
-            : 'profiles reachable, keys in place',
+            : awaitsApproval
+              ? 'profiles reachable, keys in place; a project file’s own profile waits for your approval (see below)'
+              : 'profiles reachable, keys in place',
         detail: text,
       },
     ];

@@ -17,6 +17,8 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
       (await import('./provider-key-command.ts')).providerKeyCommand,
     ),
   'copilot-login': async () => (await import('./copilot-login-command.ts')).copilotLoginCommand,
+  'approve-project': async () =>
+    (await import('./approve-project-command.ts')).approveProjectCommand,
   run: async () => (await import('./run-command.ts')).runCommand,
   tasks: async () => (await import('./tasks-command.ts')).tasksCommand,
   result: async () => (await import('./result-command.ts')).resultCommand,

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseJson } from '../util/read-json.ts';
 import { configPath, projectConfigPath, type Environment } from './paths.ts';
+import { endpointOf, isEndpointApproved, PROJECT_APPROVALS } from './project-approvals.ts';
+import { COPILOT_API_URL } from './copilot-endpoints.ts';
 
 /**
  * A lenient, dependency-free read of the config files for the hooks, which must start in a
@@ -9,16 +11,22 @@ import { configPath, projectConfigPath, type Environment } from './paths.ts';
  */
 export interface RawConfig {
   file: string;
+  /** `config`: the user's config.json; `project`: the project's `.claude/delegate.json`. */
+  source: 'config' | 'project';
   json: Record<string, unknown>;
 }
 
 export function readRawConfigs(dataHome: string, projectDir: string): RawConfig[] {
   const configs: RawConfig[] = [];
-  for (const file of [configPath(dataHome), projectConfigPath(projectDir)]) {
+  const files = [
+    [configPath(dataHome), 'config'],
+    [projectConfigPath(projectDir), 'project'],
+  ] as const;
+  for (const [file, source] of files) {
     try {
       const json: unknown = parseJson(readFileSync(file, 'utf8'));
       if (json && typeof json === 'object' && !Array.isArray(json)) {
-        configs.push({ file, json: json as Record<string, unknown> });
+        configs.push({ file, source, json: json as Record<string, unknown> });
       }
     } catch {
       // Missing or broken: the server reports broken files; hooks carry on with defaults.
@@ -115,16 +123,20 @@ export interface BriefProfile {
 /**
  * Profile names and the little the briefing needs of them, project winning per name except for
  * the key variable and `local` of a profile the user defined (see config/project-overrides.ts).
+ * A profile only the project defines is left out until the user approved its endpoint (see
+ * profiles/project-approval.ts): no call may use it.
  */
 export function briefProfiles(configs: readonly RawConfig[]): BriefProfile[] {
   const profiles = new Map<string, BriefProfile>();
-  for (const [index, { json }] of configs.entries()) {
+  const approvals = configs.find(({ source }) => source === 'config')?.json[PROJECT_APPROVALS];
+  for (const { file, source, json } of configs) {
     const section = json.profiles;
     if (!section || typeof section !== 'object') continue;
     for (const [name, value] of Object.entries(section as Record<string, unknown>)) {
       if (!value || typeof value !== 'object') continue;
       const profile = value as Record<string, unknown>;
-      const user = index > 0 ? profiles.get(name) : undefined;
+      const user = source === 'project' ? profiles.get(name) : undefined;
+      if (source === 'project' && !user && !isApprovedRaw(approvals, file, profile)) continue;
       const apiKeyEnv = user ? user.apiKeyEnv : profile.apiKeyEnv;
       const local = user ? user.local : profile.local;
       profiles.set(name, {
@@ -136,4 +148,18 @@ export function briefProfiles(configs: readonly RawConfig[]): BriefProfile[] {
     }
   }
   return [...profiles.values()];
+}
+
+function isApprovedRaw(
+  approvals: unknown,
+  file: string,
+  profile: Record<string, unknown>,
+): boolean {
+  const { format, baseUrl } = profile;
+  if (typeof format !== 'string') return false;
+  // As the schema fills it in: a copilot profile without baseUrl calls the Copilot API.
+  const url =
+    typeof baseUrl === 'string' && baseUrl ? baseUrl : format === 'copilot' ? COPILOT_API_URL : '';
+  const endpoint = endpointOf({ format, baseUrl: url });
+  return isEndpointApproved(approvals, file, endpoint);
 }

@@ -14,6 +14,11 @@ export interface ResolvedProfile extends Profile {
    * DELEGATE_API_KEY_ENV) never sends to this origin: the key is not sent (see `keyFor`).
    */
   isKeyEnvUntrusted?: boolean;
+  /**
+   * Only a project file defines this profile, and the user has not approved its endpoint for
+   * that file: no call goes to it (see profiles/project-approval.ts).
+   */
+  isUnapproved?: boolean;
   /** The user config file whose profile of the same name this project profile replaces. */
   replaces?: string;
   /** Set on a profile found by discovery: what a task keeps to call the same server and model. */

@@ -287,6 +287,22 @@ export const configSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** Endpoints the user approved for a project file's own profiles (see project-approvals.ts). */
+  projectApprovals: z
+    .record(
+      z.string(),
+      z.array(
+        z.strictObject({
+          format: z.enum(ALL_FORMATS, {
+            error: `must be one of ${ALL_FORMATS.map((f) => `"${f}"`).join(', ')}`,
+          }),
+          baseUrl: z.string({ error: 'must be the approved base URL ("" for a CLI)' }),
+        }),
+        { error: 'must list the approved endpoints ({"format", "baseUrl"})' },
+      ),
+      { error: 'must map project files to the endpoints approved for them' },
+    )
+    .optional(),
   budget: z
     .strictObject({
       dailyUsd: z.number({ error: 'must be a number of USD, e.g. 5' }).positive().optional(),

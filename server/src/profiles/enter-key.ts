@@ -3,6 +3,7 @@ import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
 import { checkKeyInput, keyOrigin, saveKey } from './credentials.ts';
 import { listNames, loadConfig } from './load-config.ts';
+import { approved, findProfile } from './resolve-profile.ts';
 import { credentialsPath, settingsLockPath, type Environment } from '../config/paths.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
@@ -21,7 +22,9 @@ export function keyTarget(
   wording = TOOL_WORDING,
 ): KeyTarget {
   const config = loadConfig(dataHome, projectDir, env);
-  const profile = config.profiles.get(name);
+  // A key is entered only for a profile a call may use: a project's own one is approved first.
+  const found = findProfile(config, name);
+  const profile = found && approved(found);
   if (!profile) {
     throw new UserError(
       `Unknown profile "${name}" (profiles: ${listNames(config.profiles)}). Create it first with ${wording.setProfile}.`,

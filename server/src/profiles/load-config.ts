@@ -5,10 +5,11 @@ import { keyOrigin } from './credentials.ts';
 import { localFlagError, localFlagProblem } from './local-address.ts';
 import { configPath, projectConfigPath, type Environment } from '../config/paths.ts';
 import { keepUserEndpoint } from './project-overrides.ts';
+import { checkFailoverChains } from './failover-rules.ts';
+import { setApartUnapproved } from './project-approval.ts';
+import { ENV_PROFILE_NAME, readEnvProfile } from './env-profile.ts';
 import {
-  isCliFormat,
   configSchema,
-  profileSchema,
   SANDBOX_MODES,
   type ConfigFile,
   type SandboxMode,
@@ -17,7 +18,14 @@ import {
 import type { ProfileSource, ResolvedProfile } from '../config/resolved-profile.ts';
 
 export interface LoadedConfig {
+  /** Every profile a call may use. */
   profiles: ReadonlyMap<string, ResolvedProfile>;
+  /**
+   * Profiles only the project file defines, at endpoints the user has not approved for it
+   * (see project-approval.ts): never called; a call that would use one fails saying how to
+   * approve it.
+   */
+  unapproved?: ReadonlyMap<string, ResolvedProfile>;
   /** Spending caps; a project file may lower the user's caps, never raise them. */
   budget: { dailyUsd?: number; perTaskUsd?: number };
   /** Fix rounds and the reviewer pass of tasks; the project file's values win per field. */
@@ -78,8 +86,6 @@ function tighterLimits(
   };
 }
 
-export const ENV_PROFILE_NAME = 'env';
-
 /**
  * Reads and validates `config.json` and the project's `.claude/delegate.json`, project winning.
  * `userConfig` stands in for config.json's content: provider_set checks a change this way
@@ -97,6 +103,7 @@ export function loadConfig(
   let budget: LoadedConfig['budget'] = {};
   const sandboxBySource: Partial<Record<ProfileSource, SandboxMode>> = {};
   const userProfiles: ResolvedProfile[] = [];
+  let approvals: unknown;
   const warnings: string[] = [];
   let tasks: LoadedConfig['tasks'] = {};
   const runners = new Map<string, RunnerConfig>();
@@ -127,6 +134,8 @@ export function loadConfig(
     budget = tighterBudget(budget, config.budget);
     if (config.sandbox) sandboxBySource[source] = config.sandbox;
     tasks = tighterLimits(tasks, config.tasks);
+    if (source === 'config') approvals = config.projectApprovals;
+    else if (config.projectApprovals) warnings.push(selfApprovalWarning(file, dataHome));
     if (config.runners && source === 'project') {
       warnings.push(
         `WARNING: ${file} defines runners (${Object.keys(config.runners).join(', ')}), which only your own config may do: a repository must not choose which machines your tasks log in to. They are ignored; add the ones you trust to ${configPath(dataHome)}.`,
@@ -146,8 +155,18 @@ export function loadConfig(
     if (kept.warning) warnings.push(kept.warning);
   }
   checkLocalFlags(profiles);
-  markUntrustedKeyEnvs(profiles, envProfile ? [...userProfiles, envProfile] : userProfiles);
-  if (defaultProfile && !profiles.has(defaultProfile.name)) {
+  const trusted = envProfile ? [...userProfiles, envProfile] : userProfiles;
+  markUntrustedKeyEnvs(profiles, trusted);
+  const unapproved = setApartUnapproved(
+    profiles,
+    new Set(trusted.map((profile) => profile.name)),
+    approvals,
+  );
+  if (
+    defaultProfile &&
+    !profiles.has(defaultProfile.name) &&
+    !unapproved.has(defaultProfile.name)
+  ) {
     throw new UserError(
       `Invalid config in ${defaultProfile.file}: defaultProfile "${defaultProfile.name}" is not a profile ` +
         `(profiles: ${listNames(profiles)}). Set it to one of them or remove it.`,
@@ -155,6 +174,7 @@ export function loadConfig(
   }
   return {
     profiles,
+    ...(unapproved.size ? { unapproved } : {}),
     budget,
     tasks,
     sandbox: strictestSandbox(sandboxBySource.config ?? 'auto', sandboxBySource.project),
@@ -170,6 +190,10 @@ export function loadConfig(
     files,
     configFile: configPath(dataHome),
   };
+}
+
+function selfApprovalWarning(file: string, dataHome: string): string {
+  return `WARNING: ${file} sets projectApprovals, which only your own config (${configPath(dataHome)}) may hold: a repository cannot approve its own endpoints. It is ignored.`;
 }
 
 /** `local: true` on a literal address that is not local is refused (names: see local-address.ts). */
@@ -202,53 +226,6 @@ function validateConfig(file: string, json: unknown): ConfigFile {
   }
   return parsed.data;
 }
-
-/** The environment-only profile: `DELEGATE_BASE_URL`, `DELEGATE_FORMAT`, `DELEGATE_MODEL`, `DELEGATE_API_KEY_ENV`. */
-function readEnvProfile(env: Environment, dataHome: string): ResolvedProfile | undefined {
-  const baseUrl = env.DELEGATE_BASE_URL?.trim();
-  const model = env.DELEGATE_MODEL?.trim();
-  if (!baseUrl && !model) return undefined;
-  const candidate = {
-    format: env.DELEGATE_FORMAT?.trim() || 'openai',
-    baseUrl,
-    model,
-    ...(env.DELEGATE_API_KEY_ENV?.trim() ? { apiKeyEnv: env.DELEGATE_API_KEY_ENV.trim() } : {}),
-  };
-  const parsed = profileSchema.safeParse(candidate);
-  if (!parsed.success) {
-    const variables: Record<string, string> = {
-      format: 'DELEGATE_FORMAT',
-      baseUrl: 'DELEGATE_BASE_URL',
-      model: 'DELEGATE_MODEL',
-      apiKeyEnv: 'DELEGATE_API_KEY_ENV',
-    };
-    const lines = parsed.error.issues.map((issue) => {
-      const field = String(issue.path[0] ?? '');
-      return `- ${variables[field] ?? field}: ${issue.message}`;
-    });
-    throw new UserError(
-      `Invalid environment profile:\n${lines.join('\n')}\n` +
-        'Set DELEGATE_BASE_URL and DELEGATE_MODEL together (DELEGATE_FORMAT openai|anthropic, ' +
-        'DELEGATE_API_KEY_ENV the name of the variable holding the key), or unset them.',
-    );
-  }
-  const local = isLoopbackUrl(parsed.data.baseUrl);
-  return {
-    ...parsed.data,
-    ...(local ? { local } : {}),
-    name: ENV_PROFILE_NAME,
-    source: 'env',
-    origin: `environment (${ENV_VARIABLES.filter((name) => env[name]?.trim()).join(', ')})`,
-    dataHome,
-  };
-}
-
-const ENV_VARIABLES = [
-  'DELEGATE_FORMAT',
-  'DELEGATE_BASE_URL',
-  'DELEGATE_MODEL',
-  'DELEGATE_API_KEY_ENV',
-] as const;
 
 /**
  * A project's `.claude/delegate.json` comes with the repository, so it is not trusted with the
@@ -285,11 +262,6 @@ function strictestSandbox(user: SandboxMode, project: SandboxMode | undefined): 
   return SANDBOX_MODES.indexOf(project) < SANDBOX_MODES.indexOf(user) ? project : user;
 }
 
-export function isLoopbackUrl(url: string): boolean {
-  const host = new URL(url).hostname;
-  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
-}
-
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .map((issue) => {
@@ -310,41 +282,9 @@ export function listNames(profiles: ReadonlyMap<string, unknown>): string {
 }
 
 /**
- * A local profile never fails over (its data must stay on this machine) and is never the
- * failover target of a non-local one (the chain would pull a cloud call onto it); chains only
- * name existing profiles.
+ * Every profile, those awaiting approval too: for what must know all of them (the secrets cut
+ * out of answers), never for picking one to call.
  */
-function checkFailoverChains(profiles: ReadonlyMap<string, ResolvedProfile>): void {
-  for (const profile of profiles.values()) {
-    const chain = profile.failover ?? [];
-    const where = `Invalid config in ${profile.origin}: profiles.${profile.name}.failover`;
-    if (chain.length > 0 && isCliFormat(profile.format)) {
-      throw new UserError(
-        `${where}: a CLI profile (${profile.format}) never fails over (its quota is your plan). Remove the failover list.`,
-      );
-    }
-    if (chain.length > 0 && profile.local) {
-      throw new UserError(
-        `${where}: a local profile never fails over (its data stays on this machine). Remove the failover list.`,
-      );
-    }
-    for (const target of chain) {
-      const next = profiles.get(target);
-      if (!next || target === profile.name) {
-        throw new UserError(
-          `${where}: "${target}" is not another profile (profiles: ${listNames(profiles)}).`,
-        );
-      }
-      if (isCliFormat(next.format)) {
-        throw new UserError(
-          `${where}: "${target}" is a CLI profile, which is never a failover target.`,
-        );
-      }
-      if (next.local) {
-        throw new UserError(
-          `${where}: "${target}" is local; a cloud profile never fails over to a local one. Remove it from the list.`,
-        );
-      }
-    }
-  }
+export function everyProfile(config: LoadedConfig): ResolvedProfile[] {
+  return [...config.profiles.values(), ...(config.unapproved?.values() ?? [])];
 }

@@ -12,9 +12,11 @@ import {
   type StoredKey,
 } from './credentials.ts';
 import { parseJson } from '../util/read-json.ts';
-import { ENV_PROFILE_NAME, listNames, loadConfig, type LoadedConfig } from './load-config.ts';
+import { ENV_PROFILE_NAME } from './env-profile.ts';
+import { listNames, loadConfig, type LoadedConfig } from './load-config.ts';
 import { configPath, settingsLockPath } from '../config/paths.ts';
 import { describeAuth } from './profile-endpoint.ts';
+import { findProfile } from './resolve-profile.ts';
 import { formatProfileIssues } from './profile-input.ts';
 import { profileNameProblem, profileSchema } from '../config/schema.ts';
 
@@ -105,7 +107,8 @@ function refuseUnsafeUrl(baseUrl: string): void {
   }
 }
 
-function readUserConfig(file: string): Json {
+/** config.json as a JSON object (`{}` when missing); anything else is refused, never overwritten. */
+export function readUserConfig(file: string): Json {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -209,7 +212,7 @@ function notInUserConfig(
   names: string[],
 ): UserError {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const elsewhere = config.profiles.get(name);
+  const elsewhere = findProfile(config, name);
   const where =
     elsewhere?.source === 'project'
       ? ` It comes from ${elsewhere.origin}: edit that file.`
@@ -223,7 +226,7 @@ function notInUserConfig(
 
 function stillDefined(context: AppContext, name: string): string {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const profile = config.profiles.get(name);
+  const profile = findProfile(config, name);
   if (!profile) return `Profiles now: ${listNames(config.profiles)}.`;
   return `"${name}" is still defined by ${profile.origin}.`;
 }

@@ -3,6 +3,7 @@ import { copilotAuth, copilotEndpoint } from './copilot/copilot-profile.ts';
 import type { Endpoint } from '../wire/spec.ts';
 import { CredentialsError, keyOrigin, storedKey, type StoredKey } from './credentials.ts';
 import { isCliFormat } from '../config/schema.ts';
+import { unapprovedError } from './project-approval.ts';
 import type { Environment } from '../config/paths.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
@@ -11,6 +12,8 @@ import type { ResolvedProfile } from '../config/resolved-profile.ts';
  * only; it is never logged or returned.
  */
 export function endpointFor(profile: ResolvedProfile, env: Environment): Endpoint {
+  // The last door before a request: a profile awaiting the user's approval never gets through.
+  if (profile.isUnapproved) throw unapprovedError(profile);
   const endpoint: Endpoint = {
     baseUrl: profile.baseUrl.replace(/\/+$/, ''),
     model: profile.model,

@@ -9,6 +9,7 @@ import type { AgentDefinition } from '../agent/agents.ts';
 import { FILE_AND_SHELL_TOOLS, type WorkerToolContext } from '../agent/worker-tools/index.ts';
 import { isCliFormat } from '../config/schema.ts';
 import type { LoadedConfig } from '../profiles/load-config.ts';
+import { approved, findProfile } from '../profiles/resolve-profile.ts';
 import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
@@ -32,7 +33,8 @@ const DEFAULT_REVIEWER_ROLE =
  * config order), so a second model checks the first; else the worker's own. A task on a
  * local profile is only ever reviewed on a local profile unless the user named one: its code
  * may be private. The reviewer calls a model API, so a CLI engine's profile never reviews:
- * undefined when no other profile may.
+ * undefined when no other profile may. A configured or hinted profile awaiting the user's
+ * approval refuses the task (project-approval.ts); the fallbacks never consider one.
  */
 export function pickReviewProfile(
   config: LoadedConfig,
@@ -41,26 +43,27 @@ export function pickReviewProfile(
 ): string | undefined {
   const configured = config.tasks.reviewProfile;
   if (configured !== undefined) {
-    if (!config.profiles.has(configured)) {
+    const profile = findProfile(config, configured);
+    if (!profile) {
       throw new UserError(
         `tasks.reviewProfile "${configured}" is not a profile (profiles: ${[...config.profiles.keys()].join(', ')}). ` +
           'Set it to one of them or remove it.',
       );
     }
-    if (isCliFormat(config.profiles.get(configured)?.format ?? '')) {
+    if (isCliFormat(profile.format)) {
       throw new UserError(
         `tasks.reviewProfile "${configured}" is a CLI engine, and the reviewer calls a model API. ` +
           'Set it to a profile with format openai, anthropic or copilot.',
       );
     }
-    return configured;
+    return approved(profile).name;
   }
   const allowed = (profile: ResolvedProfile | undefined): profile is ResolvedProfile =>
     profile !== undefined &&
     !isCliFormat(profile.format) &&
     (!worker.local || profile.local === true);
-  const hinted = agentHint === undefined ? undefined : config.profiles.get(agentHint);
-  if (allowed(hinted)) return hinted.name;
+  const hinted = agentHint === undefined ? undefined : findProfile(config, agentHint);
+  if (allowed(hinted)) return approved(hinted).name;
   const others = [
     config.defaultProfile === undefined ? undefined : config.profiles.get(config.defaultProfile),
     ...config.profiles.values(),

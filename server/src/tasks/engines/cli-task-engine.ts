@@ -10,7 +10,7 @@ import type { PoolSlot } from '../../calls/pool.ts';
 import { isCliFormat } from '../../config/schema.ts';
 import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 import { knownSecrets } from '../../profiles/known-secrets.ts';
-import { loadConfig } from '../../profiles/load-config.ts';
+import { everyProfile, loadConfig } from '../../profiles/load-config.ts';
 import { endpointFor } from '../../profiles/profile-endpoint.ts';
 import { resolveProfile } from '../../profiles/resolve-profile.ts';
 import { sandboxForJob, type SandboxPolicy } from '../../sandbox/index.ts';
@@ -46,7 +46,7 @@ async function startCli(cli: CliEngine, input: EngineStart): Promise<EngineSessi
   if (!isCliFormat(profile.format)) throw new Error(`profile ${profile.name} is not a CLI engine`);
   const binary = findBinary(cli, env.PATH);
   const apiKey = profile.baseUrl ? endpointFor(profile, env).apiKey : undefined;
-  const secrets = knownSecrets(dataHome, config.profiles.values(), env);
+  const secrets = knownSecrets(dataHome, everyProfile(config), env);
   const redactor = secretRedactor(apiKey ? [...secrets, apiKey] : secrets);
   const slots = await takeSlots(cli, profile, input);
   try {
