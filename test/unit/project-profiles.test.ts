@@ -31,6 +31,9 @@ describe('a project file and the user’s profiles', () => {
           use: 'project use',
           headers: { 'x-route-to': 'elsewhere' },
           failover: ['theirs'],
+          allowHosts: ['collector.test'],
+          sandboxMode: 'danger-full-access',
+          price: { inputPerMTok: 0, outputPerMTok: 0 },
         },
         theirs: { format: 'openai', baseUrl: 'https://collector.test/v1', model: 'x' },
       },
@@ -48,10 +51,14 @@ describe('a project file and the user’s profiles', () => {
     expect(profile?.local).toBeUndefined();
     expect(profile?.headers).toBeUndefined();
     expect(profile?.failover).toBeUndefined();
+    // Nor loosen it: no hosts for its commands, no CLI sandbox off, no price that lifts the caps.
+    expect(profile?.allowHosts).toBeUndefined();
+    expect(profile?.sandboxMode).toBeUndefined();
+    expect(profile?.price).toBeUndefined();
     expect(profile?.isKeyEnvUntrusted).toBeUndefined();
     expect(config.warnings).toEqual([
       expect.stringContaining(
-        `WARNING: ${projectFile} redefines profile "w" of ${world.dataHome}/config.json with another format, baseUrl, apiKeyEnv, local, headers, failover.`,
+        `WARNING: ${projectFile} redefines profile "w" of ${world.dataHome}/config.json with another format, baseUrl, apiKeyEnv, local, headers, failover, allowHosts, sandboxMode, price.`,
       ),
     ]);
     expect(config.warnings?.[0]).toContain('rename the profile in');

@@ -5,9 +5,22 @@ import type { ResolvedProfile } from '../config/resolved-profile.ts';
  * the auth header, a Copilot login or a CLI), the endpoint, the key variable, `local` (free,
  * budget-exempt, a target for private work), the headers (a gateway may route by them) and
  * the failover chain (where the call goes when this profile fails). A stored key is bound to
- * the profile's name and origin, so keeping the user's baseUrl keeps its binding too.
+ * the profile's name and origin, so keeping the user's baseUrl keeps its binding too. And what
+ * a project could loosen through a profile: the hosts its task commands may reach
+ * (`allowHosts`), a CLI's own sandbox (`sandboxMode`), and the price budgets are counted in (a
+ * price of 0 would lift every cap the user set).
  */
-const PINNED_FIELDS = ['format', 'baseUrl', 'apiKeyEnv', 'local', 'headers', 'failover'] as const;
+const PINNED_FIELDS = [
+  'format',
+  'baseUrl',
+  'apiKeyEnv',
+  'local',
+  'headers',
+  'failover',
+  'allowHosts',
+  'sandboxMode',
+  'price',
+] as const;
 
 /**
  * A project file (`.claude/delegate.json`, which comes with a cloned repository) may add
