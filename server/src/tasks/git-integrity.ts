@@ -2,6 +2,7 @@ import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from
 import { join, relative, resolve } from 'node:path';
 import { git, type GitOptions } from '../git/git.ts';
 import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
+import { quotePath } from '../util/inert-text.ts';
 
 /** Entries looked at when searching a task directory for git metadata; past it, the rest is unchecked. */
 const SCAN_LIMIT = 300_000;
@@ -65,7 +66,7 @@ export async function neutralizeTampering(check: GitMetadataCheck): Promise<stri
     const target = join(check.quarantineDir, `${(moved += 1)}-${path.replace(/[/\\]/g, '_')}`);
     try {
       await rename(path, target);
-      return `moved to ${target}`;
+      return `moved to ${quotePath(target)}`;
     } catch {
       await rm(path, { recursive: true, force: true });
       return 'removed';
@@ -89,7 +90,9 @@ export async function neutralizeTampering(check: GitMetadataCheck): Promise<stri
   const found = await findGitMetadata(check.taskDir, dotGit);
   for (const path of found.paths.filter((path) => !check.nestedAtStart?.includes(path))) {
     const absolute = join(check.taskDir, path);
-    problems.push(`${absolute} is git metadata the worker made (${await quarantine(absolute)})`);
+    problems.push(
+      `${quotePath(absolute)} is git metadata the worker made (${await quarantine(absolute)})`,
+    );
   }
   return problems;
 }
