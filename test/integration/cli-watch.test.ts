@@ -75,7 +75,7 @@ describe('delegate watch (the monitor)', () => {
     await waitFor(() => watcher.lines().length === 3, 5_000);
     await settle(1_000);
     expect(watcher.lines()).toEqual([
-      '[delegate] task t_ours01 needs an answer: "Which database? Postgres?" → reply with task_answer t_ours01',
+      '[delegate] task t_ours01 needs an answer: "Which database?\\nPostgres?" → reply with task_answer t_ours01',
       '[delegate] task t_ours01 done: verdict passed, review pass, 2 files changed, $0.0123 → review with task_result t_ours01',
       '[delegate] task t_fail01 failed: budget reached: $1.00 → task_result t_fail01',
     ]);

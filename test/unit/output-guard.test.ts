@@ -31,7 +31,7 @@ function run(input: PostToolUseInput, settings = DEFAULTS) {
     readText: (path) => persisted.get(path),
     save: (tool, text) => {
       saved.push({ tool, text });
-      return `/data/outputs/${saved.length}.txt`;
+      return { path: `/data/outputs/${saved.length}.txt` };
     },
   });
   return { replacement: replacement as any, saved };

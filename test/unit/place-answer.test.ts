@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { placeAnswer } from '../../server/src/delegation/place-answer.ts';
+import { placeAnswer, resolveWriteTarget } from '../../server/src/delegation/place-answer.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -13,11 +13,12 @@ afterEach(() => world.cleanup());
 describe('placeAnswer when write_to cannot be written after the call', () => {
   it('keeps the paid-for answer under the data home and leaves no temp file in the project', async () => {
     // A folder appeared where the checked target was: the rename over it fails.
-    const target = join(world.project, 'answer.md');
+    const checked = await resolveWriteTarget('answer.md', world.project);
+    const target = checked.path;
     mkdirSync(target);
     const resultsDir = join(world.dataHome, 'results');
     const text = await placeAnswer('the answer', {
-      target,
+      target: checked,
       resultsDir,
       now: new Date('2026-12-01T12:00:00Z'),
     });

@@ -53,7 +53,7 @@ describe('status line segments', () => {
     );
     expect(segments.map((segment) => segment.text)).toEqual([
       't_ask asks "Which DB?" → task_answer',
-      't_run · local qwen3 · step 4/40 · editing src/a.ts · unsandboxed',
+      't_run · local qwen3 · step 4/40 · editing\\nsrc/a.ts · unsandboxed',
       't_end done failed → task_result',
     ]);
     // A finished result fades FINISHED_FADE_S after it ended, without a re-render.
@@ -100,9 +100,9 @@ describe('status line segments', () => {
     );
     expect(file).toBe(
       `clock b-1 1700000000\n${NOW_S + 10} /p\tfresh one\n${NOW_S - 1} /p\tstale\n` +
-        `${NOW_S + 5} /p\ttwo lines\n${NOW_S + 10} /q\tother project\n`,
+        `${NOW_S + 5} /p\ttwo\\nlines\n${NOW_S + 10} /q\tother project\n`,
     );
-    expect(freshStatusText(file, '/p', NOW)).toBe('delegate: fresh one | two lines');
+    expect(freshStatusText(file, '/p', NOW)).toBe('delegate: fresh one | two\\nlines');
     expect(freshStatusText(file, '/q', NOW)).toBe('delegate: other project');
     expect(freshStatusText(file, '/p', NOW + 60_000)).toBe('');
     expect(freshStatusText('', '/p', NOW)).toBe('');

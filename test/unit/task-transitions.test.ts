@@ -93,7 +93,7 @@ describe('monitor announcements', () => {
       '[delegate] task t_d done: verdict failed, 3 files changed → review with task_result t_d',
     );
     expect(transitionLine(job({ id: 't_l', state: 'lost', error: 'worker\ndied' }))).toBe(
-      '[delegate] task t_l lost: worker died → task_result t_l',
+      '[delegate] task t_l lost: worker\\ndied → task_result t_l',
     );
     expect(transitionLine(job({ id: 't_t', state: 'timeout' }))).toBe(
       '[delegate] task t_t timeout → task_result t_t',

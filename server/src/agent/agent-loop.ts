@@ -82,6 +82,11 @@ interface Run {
   isNudged: boolean;
 }
 
+/**
+ * A question is shown whole where it waits for an answer (task_status cuts it to a line, the
+ * native task's form does not): a worker cannot flood the supervisor with one.
+ */
+const MAX_QUESTION_CHARS = 2_000;
 const EMPTY_REPLY: Block = { type: 'text', text: '(empty reply)' };
 /** A worker cannot raise its own output limit: it can only do less per answer. */
 const CUT_OFF_ADVICE = 'the answer is incomplete; narrow the task or split it';
@@ -225,7 +230,9 @@ async function runTool(use: ToolUseBlock, run: Run, turn: number): Promise<ToolR
     return reply('Noted.');
   }
   if (use.name === 'ask_supervisor') {
-    const answer = await options.hooks.askSupervisor(textArgument(input.question));
+    const answer = await options.hooks.askSupervisor(
+      textArgument(input.question).slice(0, MAX_QUESTION_CHARS),
+    );
     // The supervisor may have changed files while the worker waited.
     policy.forgetReads();
     return reply(answer);

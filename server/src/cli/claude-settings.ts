@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -78,8 +79,9 @@ export function writeClaudeSettings(
     backup = `${settings.target}.delegate-backup-${now.toISOString().replace(/[:.]/g, '-')}`;
     copyFileSync(settings.target, backup);
   }
-  const temp = `${settings.target}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(json, null, 2)}\n`, { mode });
+  // Exclusive, under a name nobody can predict: a link planted at the temp path is never followed.
+  const temp = `${settings.target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(json, null, 2)}\n`, { mode, flag: 'wx' });
   chmodSync(temp, mode);
   renameSync(temp, settings.target);
   return backup;

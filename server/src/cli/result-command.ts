@@ -1,4 +1,5 @@
-import { reviewTask } from '../tasks/task-actions.ts';
+import { INLINE_PATCH_MAX_BYTES, reviewTask } from '../tasks/task-actions.ts';
+import { formatBytes } from '../util/format-bytes.ts';
 import { CLI_WORDING } from '../util/wording.ts';
 import { parseCli, usageError } from './cli-args.ts';
 import type { CliCommand } from './cli-command.ts';
@@ -14,8 +15,10 @@ summary, the files changed, the diffstat, the patch (inline when small) and how 
 Reading it marks the task reviewed. A running task prints its status line.
 
 Options:
-  --patch   print the patch even when it is large
-  --json    one JSON object: id, state, ended, verdict, the result file's fields and the patch`,
+  --patch   print the patch even when it is large (its first ${formatBytes(INLINE_PATCH_MAX_BYTES)} at most;
+            the whole patch is in the file the result names)
+  --json    one JSON object: id, state, ended, verdict, the result file's fields, the patch
+            (the same start of it) and patchCut (true when the patch was cut)`,
   async run(args, context) {
     const options = { patch: { type: 'boolean' }, json: { type: 'boolean' } } as const;
     const parsed = parseCli(args, options, USAGE, context);
@@ -37,7 +40,8 @@ Options:
       ended: result !== undefined,
       verdict: job.verdict ?? null,
       ...(result ? { result } : {}),
-      patch: review.patch ?? null,
+      patch: review.patch?.text ?? null,
+      patchCut: review.patch?.isCut ?? false,
     };
     context.stdout.write(`${JSON.stringify(json)}\n`);
     return 0;

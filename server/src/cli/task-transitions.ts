@@ -1,5 +1,6 @@
 import type { StatusJob } from '../store/render-status.ts';
 import { posixCksum } from '../store/status-key.ts';
+import { inertLine, quotedLine } from '../util/inert-text.ts';
 
 /** Per task id, the transition already announced (`done`, `needs_input:<question crc>`…). */
 export type AnnouncedRecord = Record<string, string>;
@@ -58,7 +59,7 @@ export function transitionLine(job: WatchedJob, filesChanged?: number): string {
   const id = oneLine(job.id, 40);
   const tag = `[delegate] task ${id}`;
   if (job.state === 'needs_input') {
-    return `${tag} needs an answer: ${JSON.stringify(oneLine(job.question ?? '', 300))} → reply with task_answer ${id}`;
+    return `${tag} needs an answer: ${quotedLine(String(job.question ?? '').trim(), 300)} → reply with task_answer ${id}`;
   }
   if (job.state !== 'done') {
     const why = job.error ? `: ${oneLine(job.error, 200)}` : '';
@@ -76,11 +77,7 @@ export function transitionLine(job: WatchedJob, filesChanged?: number): string {
   return `${tag} done: ${facts.join(', ')} → review with task_result ${id}`;
 }
 
-/** Control characters (newlines above all): each transition must stay one line. */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]+/g;
-
+/** One line of inert text (each transition must stay one line), trimmed and cut at `max`. */
 function oneLine(text: string, max: number): string {
-  const flat = String(text).replace(CONTROL, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  return inertLine(String(text).trim(), max);
 }

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { parseJson } from '../util/read-json.ts';
+import { readSmallRegularFileSync } from '../util/regular-file.ts';
 import { configPath, projectConfigPath, type Environment } from './paths.ts';
 import { endpointOf, isEndpointApproved, PROJECT_APPROVALS } from './project-approvals.ts';
 import { COPILOT_API_URL } from './copilot-endpoints.ts';
@@ -16,6 +16,12 @@ export interface RawConfig {
   json: Record<string, unknown>;
 }
 
+/**
+ * A config file is small; a project's `.claude/delegate.json` comes with the repository, so a
+ * FIFO or a link to `/dev/zero` there must neither block nor flood a hook.
+ */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function readRawConfigs(dataHome: string, projectDir: string): RawConfig[] {
   const configs: RawConfig[] = [];
   const files = [
@@ -24,7 +30,8 @@ export function readRawConfigs(dataHome: string, projectDir: string): RawConfig[
   ] as const;
   for (const [file, source] of files) {
     try {
-      const json: unknown = parseJson(readFileSync(file, 'utf8'));
+      const text = readSmallRegularFileSync(file, file, MAX_CONFIG_BYTES).toString('utf8');
+      const json: unknown = parseJson(text);
       if (json && typeof json === 'object' && !Array.isArray(json)) {
         configs.push({ file, source, json: json as Record<string, unknown> });
       }

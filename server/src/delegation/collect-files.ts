@@ -3,6 +3,7 @@ import { relative, resolve, sep } from 'node:path';
 import fastGlob from 'fast-glob';
 import { isGitMetadata, isOutside } from '../agent/worker-tools/confine-path.ts';
 import { formatBytes } from '../util/format-bytes.ts';
+import { ownFolderProblem } from '../util/own-folder.ts';
 import { readRegularFile, specialKind } from '../util/regular-file.ts';
 import { UserError } from '../util/user-error.ts';
 
@@ -21,7 +22,7 @@ const BINARY_SNIFF_BYTES = 8_000;
 /**
  * Resolves paths and globs to files under the project (symlinks resolved, so a link cannot
  * lead outside it) or, by absolute path, to big tool outputs the output guard saved in
- * `savedOutputsDir`; refuses binaries and anything over `capBytes` in total, and reads them.
+ * `savedOutputsDir` (when it is a real folder of the user's, as the guard saves only there); refuses binaries and anything over `capBytes` in total, and reads them.
  */
 export async function collectFiles(
   entries: readonly string[],
@@ -30,7 +31,11 @@ export async function collectFiles(
   savedOutputsDir?: string,
 ): Promise<CollectedFile[]> {
   const root = await realpath(projectDir);
-  const outputs = savedOutputsDir && (await realpath(savedOutputsDir).catch(() => undefined));
+  // Saved outputs only from the guard's own real folder: a link there could open any folder.
+  const outputs =
+    savedOutputsDir && !ownFolderProblem(savedOutputsDir)
+      ? await realpath(savedOutputsDir).catch(() => undefined)
+      : undefined;
   const seen = new Map<string, string>();
   for (const [index, entry] of entries.entries()) {
     const label = `files[${index}] ${JSON.stringify(entry)}`;

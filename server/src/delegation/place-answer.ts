@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { lstat, realpath } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
 import { isGitMetadata, isOutside } from '../agent/worker-tools/confine-path.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { specialKind } from '../util/regular-file.ts';
@@ -11,6 +11,15 @@ import { formatBytes } from '../util/format-bytes.ts';
 export const INLINE_ANSWER_LIMIT = 6_000;
 const PREVIEW_CHARS = 600;
 
+/** Where `write_to` puts the answer, as `resolveWriteTarget` checked it. */
+export interface WriteTarget {
+  path: string;
+  /** The project's real path, and the target below it: checked again just before the write. */
+  root: string;
+  fromRoot: string;
+  label: string;
+}
+
 /**
  * Returns what the supervisor sees of an answer: the answer itself when short, else a
  * preview and the path of a file holding all of it (`target` from `resolveWriteTarget`,
@@ -18,14 +27,17 @@ const PREVIEW_CHARS = 600;
  */
 export async function placeAnswer(
   answer: string,
-  options: { target?: string; resultsDir: string; now: Date; inlineLimit?: number },
+  options: { target?: WriteTarget; resultsDir: string; now: Date; inlineLimit?: number },
 ): Promise<string> {
   if (options.target !== undefined) {
-    const target = options.target;
-    const failure = await writeFileAtomic(target, answer).then(
-      () => undefined,
-      (error: unknown) => errorMessage(error),
-    );
+    const { path: target, root, fromRoot, label } = options.target;
+    // A link planted while the model answered is refused as at the start.
+    const failure = await checkWritePath(root, fromRoot, label)
+      .then(() => writeFileAtomic(target, answer))
+      .then(
+        () => undefined,
+        (error: unknown) => errorMessage(error),
+      );
     if (failure === undefined) {
       return (
         `Wrote the answer to ${target} (${formatBytes(Buffer.byteLength(answer))}, ${lineCount(answer)} lines).\n` +
@@ -56,72 +68,67 @@ async function saveResult(
 
 /**
  * Resolves `write_to` under the project before any model call, so a bad path costs nothing:
- * it must stay inside the project (links followed), keep out of git metadata, and name a
- * regular file or a file still to be created under folders (existing or not).
+ * it must stay inside the project, keep out of git metadata, and name a regular file or a file
+ * still to be created under folders (existing or not). No symbolic link is followed or replaced
+ * on the way: not the file itself, not a folder between the project and it (a link planted in
+ * the project would send the answer, or the replacing rename, somewhere else).
  */
-export async function resolveWriteTarget(writeTo: string, projectDir: string): Promise<string> {
+export async function resolveWriteTarget(
+  writeTo: string,
+  projectDir: string,
+): Promise<WriteTarget> {
   const label = `write_to ${JSON.stringify(writeTo)}`;
   if (writeTo.includes('\0')) {
     throw new UserError(`${label} contains a NUL byte; name a file under the project.`);
   }
   const root = await realpath(projectDir);
-  const target = resolve(root, writeTo);
-  const parent = await nearestExisting(dirname(target), label);
-  const real = join(parent.real, parent.rest, basename(target));
-  const fromRoot = relative(root, real);
+  // Named under the project as given, or under its real path.
+  const asGiven = relative(resolve(projectDir), resolve(projectDir, writeTo));
+  const fromRoot = isOutside(asGiven) ? relative(root, resolve(root, writeTo)) : asGiven;
   if (isOutside(fromRoot) || fromRoot === '') {
     throw new UserError(
       `${label} is outside the project (${root}). Name a file under the project.`,
     );
   }
-  if (isGitMetadata(relative(root, target)) || isGitMetadata(fromRoot)) {
+  if (isGitMetadata(fromRoot)) {
     throw new UserError(
       `${label} is inside git metadata (.git), which delegate never writes. Name a file of the project.`,
     );
   }
-  if (!(await isFolder(parent.real))) {
-    throw new UserError(
-      `${label} goes through ${parent.real}, which is not a directory. Name a file in a folder.`,
-    );
-  }
-  const kind = await existingKind(real);
-  if (kind) {
-    throw new UserError(
-      `${label} is ${kind}, not a regular file. Name a file (new or existing) to hold the answer.`,
-    );
-  }
-  return real;
+  await checkWritePath(root, fromRoot, label);
+  return { path: join(root, fromRoot), root, fromRoot, label };
 }
 
-/** Real path of the nearest existing ancestor, plus the part below it that does not exist yet. */
-async function nearestExisting(
-  directory: string,
-  label: string,
-): Promise<{ real: string; rest: string }> {
-  let current = directory;
-  const missing: string[] = [];
-  for (;;) {
-    try {
-      return { real: await realpath(current), rest: missing.reverse().join(sep) };
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) throw new UserError(`${label}: cannot resolve ${directory}.`);
-      missing.push(basename(current));
-      current = parent;
+/**
+ * Refuses a write path that goes through or ends in a symbolic link, goes through something
+ * other than a folder, or ends in something other than a regular file. Checked when `write_to`
+ * is resolved and again just before the answer is written (the call takes a while).
+ */
+export async function checkWritePath(root: string, fromRoot: string, label: string): Promise<void> {
+  const parts = fromRoot.split(sep);
+  let current = root;
+  for (const [index, part] of parts.entries()) {
+    current = join(current, part);
+    const info = await lstat(current).catch(() => undefined);
+    // Missing: this folder and those below it are created for the answer.
+    if (!info) return;
+    const isLast = index === parts.length - 1;
+    if (info.isSymbolicLink()) {
+      throw new UserError(
+        `${label} ${isLast ? 'is' : 'goes through'} a symbolic link (${current}); delegate never writes through or over a link. Name a file in the project's own folders.`,
+      );
     }
-  }
-}
-
-async function isFolder(path: string): Promise<boolean> {
-  return (await stat(path)).isDirectory();
-}
-
-/** What is at `path` when it is something other than a regular file (a link is followed). */
-async function existingKind(path: string): Promise<string | undefined> {
-  try {
-    return specialKind(await stat(path));
-  } catch {
-    return undefined;
+    if (!isLast && !info.isDirectory()) {
+      throw new UserError(
+        `${label} goes through ${current}, which is not a directory. Name a file in a folder.`,
+      );
+    }
+    const kind = isLast ? specialKind(info) : undefined;
+    if (kind) {
+      throw new UserError(
+        `${label} is ${kind}, not a regular file. Name a file (new or existing) to hold the answer.`,
+      );
+    }
   }
 }
 

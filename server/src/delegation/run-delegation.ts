@@ -12,6 +12,7 @@ import { formatBytes } from '../util/format-bytes.ts';
 import { collectFiles, type CollectedFile } from './collect-files.ts';
 import { placeAnswer, resolveWriteTarget } from './place-answer.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import { inertLine } from '../util/inert-text.ts';
 
 export interface DelegateInput {
   task: string;
@@ -100,12 +101,14 @@ function usageLine(
   notice: AnswerNotice | undefined,
 ): string {
   const { profile, result } = served;
+  // The endpoint names the model that answered: its words, escaped onto this line.
+  const answered = inertLine(result.modelAnswered, 120);
   const model =
     result.modelAnswered === profile.model
       ? profile.model
       : isSameModel(profile.model, result.modelAnswered)
-        ? `${profile.model} (answered by ${result.modelAnswered})`
-        : `${profile.model} (answered by ${result.modelAnswered}: NOT the model asked for)`;
+        ? `${profile.model} (answered by ${answered})`
+        : `${profile.model} (answered by ${answered}: NOT the model asked for)`;
   const { usage } = result;
   const sent = files.reduce((sum, file) => sum + file.bytes, 0);
   const parts = [

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink, rename } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { quotePath } from '../util/inert-text.ts';
 
 /**
  * Paths git could later treat as a repository or as configuration, whatever they are named:
@@ -88,7 +89,8 @@ const sortShapes = (shapes: GitShape[]) =>
 
 /** Why a shape is git metadata, in words for a result line. */
 export async function describeShape(dir: string, shape: GitShape): Promise<string> {
-  const where = `${shape.path || '.'}${shape.kind === 'gitmodules' ? '' : '/'}`;
+  // A name the worker chose: quoted as git quotes it (no raw newline reaches a result).
+  const where = `${quotePath(shape.path || '.')}${shape.kind === 'gitmodules' ? '' : '/'}`;
   if (shape.kind === 'gitmodules') return `${where} names submodules`;
   if (shape.kind === 'dot-git')
     return `${where.replace(/\/$/, '')} is a repository or a pointer to one`;

@@ -15,7 +15,8 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
  * no signing, no background maintenance, no transport; submodules are never entered (a
  * repository a worker planted below the task directory would run its own config), and no bare
  * repository is ever found by looking around (only one named with `--git-dir`). Diffs add
- * `--no-ext-diff --no-textconv` ({@link PLAIN_DIFF}). Paths stay unquoted.
+ * `--no-ext-diff --no-textconv` ({@link PLAIN_DIFF}). Paths stay unquoted for parsing (the
+ * diffstat shown to the supervisor quotes them, see {@link diffFacts}).
  */
 const HARDENED_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['core.hooksPath', '/dev/null'],
@@ -201,6 +202,9 @@ export interface ChangeFacts {
   diffstat: string;
 }
 
+/** Files a diffstat lists (git adds a line of "..." and the totals for the rest). */
+const DIFFSTAT_FILES = 100;
+
 /** Options that keep user config (colour, external diff tools, prefixes) out of the output. */
 export const PLAIN_DIFF = [
   '--no-color',
@@ -230,9 +234,21 @@ export async function diffFacts(
     const path = fields[index + 1];
     if (status && path !== undefined) filesChanged.push({ status, path });
   }
+  // Shown to the supervisor as git shows it by default (names with control characters or other
+  // than printable ASCII, such as a line separator, quoted and escaped), in bounded length.
   const stat = await git(
     cwd,
-    ['diff', ...PLAIN_DIFF, '--no-renames', '--stat', ...revisions, '--'],
+    [
+      '-c',
+      'core.quotePath=true',
+      'diff',
+      ...PLAIN_DIFF,
+      '--no-renames',
+      '--stat',
+      `--stat-count=${DIFFSTAT_FILES}`,
+      ...revisions,
+      '--',
+    ],
     options,
   );
   return { filesChanged, diffstat: stat.trimEnd() };

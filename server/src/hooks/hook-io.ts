@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, readFileSync, readSync, statSync } from 'node:fs';
+import { openRegularFileSync, readRangeSync } from '../util/regular-file.ts';
 
 /** The whole of stdin, read synchronously: the fastest way for a short-lived hook. */
 export function readStdin(): string {
@@ -19,41 +20,53 @@ export function regularFileSize(path: string): number | undefined {
   }
 }
 
+/**
+ * Opens a file the guard measures or reads: never waiting on a FIFO, and refusing anything but
+ * a regular file from the descriptor itself, so a path swapped after its size was taken cannot
+ * block the hook or feed it `/dev/zero`.
+ */
+function openRegular(path: string, followLinks = true): { descriptor: number; size: number } {
+  return openRegularFileSync(path, path, { followLinks });
+}
+
 /** Average bytes per line, from the first `sampleBytes` of a file. */
 export function averageLineBytes(path: string, sampleBytes = 32 * 1024): number {
-  const buffer = Buffer.allocUnsafe(sampleBytes);
-  const fd = openSync(path, 'r');
+  const { descriptor } = openRegular(path);
   try {
-    const read = readSync(fd, buffer, 0, sampleBytes, 0);
-    const sample = buffer.subarray(0, read);
+    const sample = readRangeSync(descriptor, 0, sampleBytes);
+    const read = sample.length;
     let newlines = 0;
     // indexOf runs natively; a byte loop would run in the interpreter of a cold process.
     for (let at = sample.indexOf(10); at !== -1; at = sample.indexOf(10, at + 1)) newlines += 1;
     return newlines === 0 ? read : read / newlines;
   } finally {
-    closeSync(fd);
+    closeSync(descriptor);
   }
 }
 
+/** The most of a file the guards read: past it, its two ends around a line of what was skipped. */
+export const MAX_TEXT_READ_BYTES = 64 * 1024 * 1024;
+
 /**
- * A text file whole when it is at most `maxBytes`, else its first and last halves around a
- * line saying how much was skipped; undefined when it cannot be read.
+ * A regular file's text whole when it is at most `maxBytes`, else its first and last halves
+ * around a line saying how much was skipped; undefined when it cannot be read or is not a
+ * regular file (a FIFO, a socket, a device, or with `followLinks: false` a symbolic link).
  */
-export function readTextEnds(path: string, maxBytes = 64 * 1024 * 1024): string | undefined {
+export function readTextEnds(
+  path: string,
+  { maxBytes = MAX_TEXT_READ_BYTES, followLinks = true } = {},
+): string | undefined {
   try {
-    const size = statSync(path).size;
-    if (size <= maxBytes) return readFileSync(path, 'utf8');
-    const half = Math.floor(maxBytes / 2);
-    const fd = openSync(path, 'r');
+    const { descriptor, size } = openRegular(path, followLinks);
     try {
-      const head = Buffer.allocUnsafe(half);
-      const tail = Buffer.allocUnsafe(half);
-      const headBytes = readSync(fd, head, 0, half, 0);
-      const tailBytes = readSync(fd, tail, 0, half, size - half);
-      const skipped = size - headBytes - tailBytes;
-      return `${head.subarray(0, headBytes).toString('utf8')}\n[… ${skipped} bytes skipped …]\n${tail.subarray(0, tailBytes).toString('utf8')}`;
+      if (size <= maxBytes) return readRangeSync(descriptor, 0, size).toString('utf8');
+      const half = Math.floor(maxBytes / 2);
+      const head = readRangeSync(descriptor, 0, half);
+      const tail = readRangeSync(descriptor, size - half, half);
+      const skipped = size - head.length - tail.length;
+      return `${head.toString('utf8')}\n[… ${skipped} bytes skipped …]\n${tail.toString('utf8')}`;
     } finally {
-      closeSync(fd);
+      closeSync(descriptor);
     }
   } catch {
     return undefined;
@@ -74,7 +87,7 @@ export interface ReadWindow {
 export function windowBytes(path: string, window: ReadWindow, stopAbove: number): number {
   const lastLine = window.firstLine + window.lineCount - 1;
   const buffer = Buffer.allocUnsafe(64 * 1024);
-  const fd = openSync(path, 'r');
+  const fd = openRegular(path).descriptor;
   let line = 1;
   let lineBytes = 0;
   let total = 0;

@@ -69,8 +69,10 @@ export interface DigestInput {
   what: string;
   /** The full output as the tool returned it. */
   text: string;
-  /** Where the full output was saved (the worker reads it from there). */
-  savedPath: string;
+  /** Where the full output was saved (the worker reads it from there)… */
+  savedPath?: string;
+  /** …or why it was not saved (then the digest is all there is). */
+  notSavedWhy?: string;
   thresholdBytes: number;
   limitBytes?: number;
   /** A file whose reading was stopped (`savedPath` is the file itself), not an output that ran. */
@@ -174,11 +176,18 @@ export function digestOutput(input: DigestInput): string {
   const size = `${formatBytes(bytes(input.text))} (${grouped(lines.length)} lines)`;
   const keeps =
     'this digest keeps its first and last lines and its error-like lines, with line numbers.';
+  const where =
+    input.savedPath === undefined
+      ? `The full output was not saved: ${input.notSavedWhy ?? 'no place to save it'}`
+      : `The full output is saved in ${input.savedPath}`;
   const header = input.isUnread
     ? `What ${cut(input.what)} would have shown: ${size}; ${keeps}`
     : `${cut(input.what)} returned ${size}, over the ${formatBytes(input.thresholdBytes)} output limit of the delegate plugin. ` +
-      `The full output is saved in ${input.savedPath}; ${keeps}`;
-  const footer = `To analyse all of it, ${delegateCall(input.savedPath)}; or Read a slice of it with offset/limit.`;
+      `${where}; ${keeps}`;
+  const footer =
+    input.savedPath === undefined
+      ? 'To see more of it, run it again narrowed (a filter, a slice) or once it can be saved.'
+      : `To analyse all of it, ${delegateCall(input.savedPath)}; or Read a slice of it with offset/limit.`;
   const sectionTitles = 3 * 60 + 40;
   const room = Math.max(0, limit - bytes(header) - bytes(footer) - sectionTitles);
 

@@ -1,5 +1,6 @@
 import { thresholdFor, type LargeReadSettings } from '../config/read-settings.ts';
 import { DIGEST_LIMIT_BYTES, digestOutput } from './output-digest.ts';
+import type { SavedOutput } from './output-store.ts';
 
 /** What Claude Code sends a PostToolUse hook on stdin (the fields the guard reads). */
 export interface PostToolUseInput {
@@ -9,10 +10,13 @@ export interface PostToolUseInput {
 }
 
 export interface OutputFiles {
-  /** The text of a file Claude Code saved a big output to; undefined when unreadable. */
+  /**
+   * The text of a file Claude Code saved a big output to; undefined when unreadable or not a
+   * regular file (a FIFO or a device there must neither block nor flood the hook).
+   */
   readText(path: string): string | undefined;
-  /** Saves a full output; returns where. */
-  save(tool: string, text: string): string;
+  /** Saves a full output; returns where, or why it was not saved. */
+  save(tool: string, text: string): SavedOutput;
 }
 
 /** A tool's output as text, and how to put a digest back in the tool's own output shape. */
@@ -58,12 +62,12 @@ export function guardOutput(
     return undefined;
   // Always a copy of its own: `delegate` sends saved outputs (and project files) only, and
   // Claude Code's own saved outputs and files read outside the project are neither.
-  const savedPath = files.save(output.kind, output.text);
+  const saved = files.save(output.kind, output.text);
   return output.withDigest(
     digestOutput({
       what: output.what,
       text: output.text,
-      savedPath,
+      ...('path' in saved ? { savedPath: saved.path } : { notSavedWhy: saved.refusal }),
       thresholdBytes: threshold,
       ...(output.firstLine ? { firstLine: output.firstLine } : {}),
     }),

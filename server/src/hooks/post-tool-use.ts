@@ -19,7 +19,8 @@ function main(): void {
   const dataHome = resolveDataHome(env);
   const settings = largeReadSettings(readRawConfigs(dataHome, resolveProjectDir(env, cwd)), env);
   const replacement = guardOutput(input, settings, {
-    readText: (path) => readTextEnds(path),
+    // Claude Code writes that file itself: a link there is not its own, and is not followed.
+    readText: (path) => readTextEnds(path, { followLinks: false }),
     save: (tool, text) => saveOutput(dataHome, tool, text),
   });
   if (replacement === undefined) return;

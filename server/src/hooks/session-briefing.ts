@@ -1,6 +1,7 @@
 import type { BriefProfile } from '../config/read-settings.ts';
 import type { Environment } from '../config/paths.ts';
 import { awaitsReview, type JobSummary } from '../store/job-file.ts';
+import { quotedLine } from '../util/inert-text.ts';
 
 const TOOL_PREFIX = 'mcp__plugin_delegate_workers__';
 const MAX_TASKS_LISTED = 8;
@@ -46,7 +47,7 @@ export function sessionBriefing(options: {
 
 function describeJob(job: JobSummary): string {
   if (job.state === 'needs_input') {
-    return `${job.id} needs an answer: ${JSON.stringify(job.question ?? '')} → task_answer`;
+    return `${job.id} needs an answer: ${quotedLine(job.question ?? '', 300)} → task_answer`;
   }
   const verdict = job.state === 'done' && job.verdict ? ` (${job.verdict})` : '';
   return `${job.id} ${job.state}${verdict}, not reviewed → task_result ${job.id}`;

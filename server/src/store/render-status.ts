@@ -1,5 +1,6 @@
 import type { JobSummary } from './job-file.ts';
 import type { JobFile } from './job-file.ts';
+import { inertLine } from '../util/inert-text.ts';
 
 /**
  * A job as the status line reads it: the JobSummary contract plus optional fields of job.json,
@@ -140,11 +141,9 @@ export function freshStatusText(file: string, project: string, nowMs: number): s
   return fresh.length ? `delegate: ${fresh.join(' | ')}` : '';
 }
 
-/** One line of printable text: the status file is line-based, so no control characters. */
+/** One line of inert text: the status file is line-based and a terminal shows it. */
 function clip(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  return inertLine(text.trim(), max);
 }
 
 function isText(value: unknown): value is string {

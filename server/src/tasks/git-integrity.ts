@@ -3,6 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import { git, type GitOptions } from '../git/git.ts';
 import { describeShape, findGitShapes, makeInert } from '../git/git-shapes.ts';
 import type { GitShapesAtStart, PinnedRepository, RecordedGit } from '../store/job-file.ts';
+import { quotePath } from '../util/inert-text.ts';
 
 /** How long the object store's connectivity check may take (a very large repository stops it). */
 const FSCK_TIMEOUT_MS = 20_000;
@@ -39,7 +40,7 @@ export async function neutralizeTampering(check: GitMetadataCheck): Promise<stri
     try {
       await rename(path, target);
       await makeInert(target);
-      return `moved to ${target}`;
+      return `moved to ${quotePath(target)}`;
     } catch {
       await rm(path, { recursive: true, force: true });
       return 'removed';

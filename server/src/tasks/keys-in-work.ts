@@ -11,6 +11,7 @@ import {
   type SecretFinder,
 } from '../util/secret-finder.ts';
 import { errorMessage } from '../util/user-error.ts';
+import { quotePath } from '../util/inert-text.ts';
 import type { Environment } from '../config/paths.ts';
 import type { JobFile, PinnedRepository } from '../store/job-file.ts';
 import { describeChanges } from './worktree.ts';
@@ -144,7 +145,7 @@ async function scanObjects(
           ? 'a commit message'
           : type === 'tree' || inName
             ? `a file name in ${folderOf(object.name, type === 'tree' && !inName)}`
-            : object.name;
+            : quotePath(object.name);
       found.push(`${where} holds ${secret.what}`);
     }
   }
@@ -185,7 +186,9 @@ async function keysInFilesChanged(
     const inName = scan(path);
     const secret = inName ?? scan(await readRegular(absolute));
     if (secret) {
-      found.push(`${inName ? `a file name in ${folderOf(path)}` : path} holds ${secret.what}`);
+      found.push(
+        `${inName ? `a file name in ${folderOf(path)}` : quotePath(path)} holds ${secret.what}`,
+      );
     }
   }
   return found;
@@ -194,7 +197,7 @@ async function keysInFilesChanged(
 /** The folder a path is in (or the path itself, for a tree), in words. */
 function folderOf(path: string, isFolder = false): string {
   const folder = isFolder ? path : dirname(path);
-  return folder && folder !== '.' ? folder : 'the top folder';
+  return folder && folder !== '.' ? quotePath(folder) : 'the top folder';
 }
 
 /** A regular file's text, opened without following a link or blocking on a FIFO. */

@@ -2,7 +2,7 @@
  * What task_result, task_cancel and task_cleanup do, shared with `delegate result|cancel|cleanup`:
  * one implementation, the next step named in the caller's wording.
  */
-import { readFileSync, realpathSync, rmSync } from 'node:fs';
+import { realpathSync, rmSync } from 'node:fs';
 import { UserError } from '../util/user-error.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { ensureResult, stopTask, type TaskResultFile } from './finish-task.ts';
@@ -17,18 +17,26 @@ import {
 } from '../store/job-store.ts';
 import { removeAttemptWorktree, settleAttempts, stopAttempts } from './attempts.ts';
 import { STOP_WAIT_MS } from './task-processes.ts';
-import { resultText, statusLine } from './task-format.ts';
+import { resultText, statusLine, type InlinePatch } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
 import { removeRunnerFolder, removeWorktree } from './worktree.ts';
 import type { JobFile } from '../store/job-file.ts';
+import { readTextStartSync } from '../util/regular-file.ts';
 
+/** A patch this small comes inline with every result. */
 const INLINE_PATCH_BYTES = 4_000;
+/**
+ * The most of a patch a result holds inline, even when asked for: past it the result says the
+ * patch was cut and where the whole is (an 82 MB patch took 113 s as one result).
+ */
+export const INLINE_PATCH_MAX_BYTES = 256 * 1024;
 
 export interface TaskReview {
   job: JobFile;
   /** Absent while the task runs. */
   result?: TaskResultFile;
-  patch?: string;
+  /** The patch's start shown inline (at most INLINE_PATCH_MAX_BYTES). */
+  patch?: InlinePatch;
   text: string;
 }
 
@@ -49,11 +57,11 @@ export async function reviewTask(
   const result = await ensureResult(dataHome, job).catch((error: unknown) => {
     throw error instanceof DamagedJobError ? new DamagedJobError(error.damage, wording) : error;
   });
-  const showPatch =
-    result.patchPath && (options.includePatch || result.patchBytes <= INLINE_PATCH_BYTES);
   const patch =
-    showPatch && result.patchPath && result.patchBytes > 0
-      ? readFileSync(result.patchPath, 'utf8')
+    result.patchPath &&
+    result.patchBytes > 0 &&
+    (options.includePatch || result.patchBytes <= INLINE_PATCH_BYTES)
+      ? inlinePatch(result.patchPath)
       : undefined;
   await updateJob(dataHome, job.id, (current) =>
     current.reviewedAt ? undefined : { reviewedAt: new Date().toISOString() },
@@ -63,6 +71,15 @@ export async function reviewTask(
     result,
     ...(patch === undefined ? {} : { patch }),
     text: resultText(job, result, patch, wording),
+  };
+}
+
+function inlinePatch(path: string): InlinePatch {
+  const start = readTextStartSync(path, `the patch ${path}`, INLINE_PATCH_MAX_BYTES);
+  return {
+    text: start.text,
+    shownBytes: start.shownBytes,
+    isCut: start.shownBytes < start.totalBytes,
   };
 }
 

@@ -1,8 +1,15 @@
 import type { TaskResultFile } from './finish-task.ts';
 import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import type { JobFile } from '../store/job-file.ts';
+import { formatBytes } from '../util/format-bytes.ts';
+import { inertBlock, inertLine, quotedLine, quotePath } from '../util/inert-text.ts';
 
 const MAX_LINE = 160;
+/** What of a worker's (or a reviewer's) free text a result shows; the rest is in result.json. */
+const MAX_SUMMARY_CHARS = 8_000;
+const MAX_NOTES_CHARS = 4_000;
+/** Files named in a result's "files changed"; the patch has them all. */
+const MAX_FILES_LISTED = 100;
 
 function age(iso: string | undefined, now: number): string {
   if (!iso) return '?';
@@ -19,17 +26,17 @@ export function statusLine(job: JobFile, now = Date.now(), wording = TOOL_WORDIN
   let line: string;
   switch (job.state) {
     case 'needs_input':
-      line = `${job.id} needs_input: ${JSON.stringify(job.question ?? '')} → ${wording.answer(job.id)}`;
+      line = `${job.id} needs_input: ${quotedLine(job.question ?? '', MAX_LINE)} → ${wording.answer(job.id)}`;
       break;
     case 'queued':
     case 'running':
-      line = `${job.id} ${job.state} step ${job.step}/${job.maxTurns} · ${job.activity ?? 'starting'} · ${age(job.lastEventAt, now)} ago`;
+      line = `${job.id} ${job.state} step ${job.step}/${job.maxTurns} · ${inertLine(job.activity ?? 'starting', MAX_LINE)} · ${age(job.lastEventAt, now)} ago`;
       break;
     case 'done':
       line = `${job.id} done ${job.verdict ?? ''}${job.review ? ` · review ${job.review.verdict}` : ''} · ${job.filesTouched.length} files · $${job.costUsd.toFixed(3)} → ${wording.result(job.id)}`;
       break;
     default:
-      line = `${job.id} ${job.state}: ${job.error ?? ''} → ${wording.result(job.id)}`;
+      line = `${job.id} ${job.state}: ${inertLine(job.error ?? '', MAX_LINE)} → ${wording.result(job.id)}`;
   }
   // A task whose commands ran outside the OS sandbox says so on every line, never cut off.
   const mark = job.sandboxed === false ? ' · unsandboxed' : '';
@@ -56,11 +63,25 @@ export function sandboxLine(job: JobFile): string {
   return `sandbox: on · network: ${hosts}${job.sandboxNote ? ` · ${job.sandboxNote}` : ''}`;
 }
 
-/** task_result's text: facts first (verdict, test exit code and tail), then the summary and the patch. */
+/** What of a patch task_result shows inline: its start, cut at a line when the patch is bigger. */
+export interface InlinePatch {
+  text: string;
+  /** Bytes shown; less than the patch's own size when it was cut. */
+  shownBytes: number;
+  isCut: boolean;
+}
+
+/**
+ * task_result's text: facts first (verdict, test exit code and tail), then the summary and the
+ * patch. Every line of ours starts at the margin; whatever the worker, its tests, its reviewer
+ * or its endpoint wrote is indented under a heading of ours or escaped onto one line
+ * (util/inert-text.ts), and file names are quoted as git quotes them, so none of it can pass
+ * for a line of ours.
+ */
 export function resultText(
   job: JobFile,
   result: TaskResultFile,
-  patch: string | undefined,
+  patch: InlinePatch | undefined,
   wording: Wording = TOOL_WORDING,
 ): string {
   const verification = result.verification;
@@ -73,52 +94,68 @@ export function resultText(
       ? `unsandboxed: the worker's commands and the test command ran without the OS sandbox (${job.sandboxNote ?? 'no reason recorded'})`
       : '',
     verification
-      ? `test command: ${verification.command} → exit ${verification.exitCode}${verification.timedOut ? ' (timed out)' : ''} in ${(verification.ms / 1000).toFixed(1)} s`
+      ? `test command: ${inertLine(verification.command)} → exit ${verification.exitCode}${verification.timedOut ? ' (timed out)' : ''} in ${(verification.ms / 1000).toFixed(1)} s`
       : job.testCommand
         ? ''
         : 'no test command: the work is unverified',
     verification?.outputTail
-      ? `test output (tail):\n${indent(verification.outputTail.slice(-1_500))}`
+      ? `test output (tail):\n${inertBlock(verification.outputTail.slice(-1_500))}`
       : '',
     result.failedAttempts?.length
       ? `fix rounds: the tests failed ${result.failedAttempts.length} time(s) before (exit ${result.failedAttempts.map((attempt) => attempt.exitCode ?? '?').join(', ')}); the output went back to the worker each time`
       : '',
-    result.review
-      ? `review (${result.review.profile}${result.review.modelAnswered ? `, ${result.review.modelAnswered}` : ''}) against the definition of done — ${result.review.verdict}:\n${indent(result.review.notes)}`
-      : job.definitionOfDone && !job.reviewProfile
-        ? 'no review: every profile that could review this task is a CLI engine, and the reviewer calls a model API (add an openai, anthropic or copilot profile)'
-        : '',
-    result.error ? `error: ${result.error}` : '',
-    `summary:\n${indent(result.summary || '(none)')}`,
-    result.filesChanged.length
-      ? `files changed (${result.filesChanged.length}): ${result.filesChanged.map((file) => `${file.status} ${file.path}`).join(', ')}`
-      : 'files changed: none',
-    result.diffstat ? `diffstat:\n${indent(result.diffstat)}` : '',
-    `cost: $${job.costUsd.toFixed(4)} · model: ${job.modelAnswered ?? job.profile ?? '?'} · steps: ${job.step}`,
+    reviewText(job, result),
+    result.error ? `error: ${inertLine(result.error)}` : '',
+    `summary:\n${inertBlock(result.summary || '(none)', MAX_SUMMARY_CHARS)}`,
+    filesChangedText(result.filesChanged),
+    result.diffstat ? `diffstat:\n${inertBlock(result.diffstat)}` : '',
+    `cost: $${job.costUsd.toFixed(4)} · model: ${inertLine(job.modelAnswered ?? job.profile ?? '?', 120)} · steps: ${job.step}`,
     result.patchPath ? `patch: ${result.patchPath} (${result.patchBytes} bytes)` : '',
-    patch ? `patch:\n${patch}` : '',
-    result.mergeHow ? `to take the work:\n${indent(result.mergeHow)}` : '',
+    patch ? patchText(patch, result) : '',
+    result.mergeHow ? `to take the work:\n${inertBlock(result.mergeHow)}` : '',
     result.cleanedUp ?? '',
-    result.salvageError ? `salvage failed: ${result.salvageError}` : '',
+    result.salvageError ? `salvage failed: ${inertLine(result.salvageError)}` : '',
     result.attempts ? attemptsText(result.attempts) : '',
     `when done reviewing: ${wording.cleanup(job.id)}`,
   ];
   return lines.filter(Boolean).join('\n');
 }
 
+function reviewText(job: JobFile, result: TaskResultFile): string {
+  const review = result.review;
+  if (review) {
+    const model = review.modelAnswered ? `, ${inertLine(review.modelAnswered, 120)}` : '';
+    return `review (${review.profile}${model}) against the definition of done — ${review.verdict}:\n${inertBlock(review.notes, MAX_NOTES_CHARS)}`;
+  }
+  return job.definitionOfDone && !job.reviewProfile
+    ? 'no review: every profile that could review this task is a CLI engine, and the reviewer calls a model API (add an openai, anthropic or copilot profile)'
+    : '';
+}
+
+function filesChangedText(files: TaskResultFile['filesChanged']): string {
+  if (!files.length) return 'files changed: none';
+  const listed = files
+    .slice(0, MAX_FILES_LISTED)
+    .map((file) => `${inertLine(file.status, 4)} ${quotePath(file.path)}`);
+  const more = files.length - listed.length;
+  return `files changed (${files.length}): ${listed.join(', ')}${more > 0 ? `, and ${more} more (see the patch)` : ''}`;
+}
+
+/** The patch indented as the worker's text, and when cut, where the whole of it is. */
+function patchText(patch: InlinePatch, result: TaskResultFile): string {
+  if (!patch.isCut) return `patch:\n${inertBlock(patch.text)}`;
+  const sizes = `${formatBytes(patch.shownBytes)} of ${formatBytes(result.patchBytes)}`;
+  return (
+    `patch (cut: its first ${sizes}):\n${inertBlock(patch.text)}\n` +
+    `patch cut after ${sizes}: the whole patch is in ${result.patchPath}`
+  );
+}
+
 /** One line per attempt: which won, and why each other lost (its patch kept). */
 function attemptsText(attempts: NonNullable<TaskResultFile['attempts']>): string {
   const lines = attempts.map(
     (attempt) =>
-      `${attempt.id} ${attempt.profile}: ${attempt.state}${attempt.verdict ? ` ${attempt.verdict}` : ''}${attempt.review ? ` · review ${attempt.review}` : ''} · $${attempt.costUsd.toFixed(4)} — ${attempt.outcome}${attempt.patchPath ? ` · patch ${attempt.patchPath}` : ''}`,
+      `${attempt.id} ${attempt.profile}: ${attempt.state}${attempt.verdict ? ` ${attempt.verdict}` : ''}${attempt.review ? ` · review ${attempt.review}` : ''} · $${attempt.costUsd.toFixed(4)} — ${inertLine(attempt.outcome)}${attempt.patchPath ? ` · patch ${attempt.patchPath}` : ''}`,
   );
-  return `attempts (${attempts.length}, the result above is the first line's):\n${indent(lines.join('\n'))}`;
-}
-
-function indent(text: string): string {
-  return text
-    .trimEnd()
-    .split('\n')
-    .map((line) => `  ${line}`)
-    .join('\n');
+  return `attempts (${attempts.length}, the result above is the first line's):\n${inertBlock(lines.join('\n'))}`;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { READS_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
+import { inertLine, quotePath } from '../util/inert-text.ts';
 
 export const taskProgressTool = defineTool({
   name: 'task_progress',
@@ -35,12 +36,15 @@ export const taskProgressTool = defineTool({
             ...attemptStatusLines(context.dataHome, job, now).map((line) => `  ${line}`),
           ]
         : [
-            `model: ${job.modelAnswered ?? job.profile ?? '?'} · turns ${job.step}/${job.maxTurns} · ${job.isolation === 'worktree' ? `branch ${job.branch}` : job.workdir}`,
+            `model: ${inertLine(job.modelAnswered ?? job.profile ?? '?', 120)} · turns ${job.step}/${job.maxTurns} · ${job.isolation === 'worktree' ? `branch ${job.branch}` : job.workdir}`,
           ]),
-      `files touched: ${job.filesTouched.length ? job.filesTouched.join(', ') : 'none yet'}`,
+      `files touched: ${job.filesTouched.length ? job.filesTouched.map(quotePath).join(', ') : 'none yet'}`,
       sandboxLine(job),
       'recent activity:',
-      ...events.map((event) => `  ${event.ts.slice(11, 19)} ${event.type}: ${event.detail}`),
+      ...events.map(
+        (event) =>
+          `  ${event.ts.slice(11, 19)} ${inertLine(event.type, 40)}: ${inertLine(event.detail, 500)}`,
+      ),
     ]
       .filter(Boolean)
       .join('\n');

@@ -11,7 +11,7 @@ export const taskResultTool = defineTool({
     'the model’s claim), summary, files changed, diffstat, patch (inline when small), how to merge.',
   inputSchema: {
     task_id: z.string().min(1).describe('The task.'),
-    include_patch: z.boolean().optional().describe('Inline the patch even when large.'),
+    include_patch: z.boolean().optional().describe('Inline up to 256 KB of the patch.'),
   },
   annotations: SETS_LOCAL_FILES,
   handler: async (input, { context, services }) => {

@@ -1,6 +1,13 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The temp file beside `path`: a name nobody can predict, created exclusively (`wx`), so a link
+ * planted under that name is never followed and two writers never share one.
+ */
+const tempBeside = (path: string) => `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
 
 /**
  * Writes a file so readers never see it half-written: a temp file beside it, then rename.
@@ -8,9 +15,9 @@ import { dirname } from 'node:path';
  */
 export async function writeFileAtomic(path: string, data: string, mode?: number): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const temp = tempBeside(path);
   try {
-    await writeFile(temp, data, mode === undefined ? undefined : { mode });
+    await writeFile(temp, data, { flag: 'wx', ...(mode === undefined ? {} : { mode }) });
     await rename(temp, path);
   } catch (error) {
     // A failed write (a folder in the way, a full disk) leaves no temp file behind.
@@ -22,9 +29,9 @@ export async function writeFileAtomic(path: string, data: string, mode?: number)
 /** The same, synchronously: for small files on hot paths (job.json), where thread-pool hops cost more than the write. */
 export function writeFileAtomicSync(path: string, data: string): void {
   mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const temp = tempBeside(path);
   try {
-    writeFileSync(temp, data);
+    writeFileSync(temp, data, { flag: 'wx' });
     renameSync(temp, path);
   } catch (error) {
     rmSync(temp, { force: true });

@@ -1,4 +1,12 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  type Stats,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { UserError } from './user-error.ts';
 
@@ -84,5 +92,91 @@ export async function writeRegularFile(
     await handle.writeFile(data);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Opens a regular file for reading without waiting (see READ_FLAGS) and checks the descriptor
+ * itself: a FIFO, socket or device (`/dev/zero`) is refused before a byte is read, and with
+ * `followLinks: false` so is a symbolic link at `path`. Returns the descriptor and the size;
+ * the caller closes it.
+ */
+export function openRegularFileSync(
+  path: string,
+  label: string,
+  { followLinks = true }: { followLinks?: boolean } = {},
+): { descriptor: number; size: number } {
+  const flags = READ_FLAGS | (followLinks ? 0 : constants.O_NOFOLLOW);
+  let descriptor: number;
+  try {
+    descriptor = openSync(path, flags);
+  } catch (error) {
+    // ELOOP: the link O_NOFOLLOW refused; ENXIO: a socket.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' && !followLinks)
+      throw notRegularFileError(label, 'a symbolic link', 'links are not followed here.');
+    if (code === 'ENXIO')
+      throw notRegularFileError(label, 'a socket', 'only regular files are read.');
+    throw error;
+  }
+  const info = fstatSync(descriptor);
+  const kind = specialKind(info);
+  if (kind) {
+    closeSync(descriptor);
+    throw notRegularFileError(label, kind, 'only regular files are read.');
+  }
+  return { descriptor, size: info.size };
+}
+
+/** Up to `length` bytes at `position` of an open file (fewer at its end). */
+export function readRangeSync(descriptor: number, position: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(Math.max(0, length));
+  let filled = 0;
+  while (filled < buffer.length) {
+    const read = readSync(descriptor, buffer, filled, buffer.length - filled, position + filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/**
+ * A regular file's first `maxBytes` at most, as text ending at a whole line (and never inside a
+ * character) when the file is longer, with the file's whole size.
+ */
+export function readTextStartSync(
+  path: string,
+  label: string,
+  maxBytes: number,
+): { text: string; shownBytes: number; totalBytes: number } {
+  const { descriptor, size } = openRegularFileSync(path, label);
+  try {
+    const bytes = readRangeSync(descriptor, 0, Math.min(size, maxBytes) + 1);
+    if (bytes.length <= maxBytes)
+      return {
+        text: bytes.toString('utf8'),
+        shownBytes: bytes.length,
+        totalBytes: Math.max(size, bytes.length),
+      };
+    const cut = bytes.lastIndexOf(10, maxBytes - 1);
+    const shown = bytes.subarray(0, cut > 0 ? cut + 1 : maxBytes);
+    const text = shown.toString('utf8').replace(/\uFFFD+$/, '');
+    return { text, shownBytes: Buffer.byteLength(text), totalBytes: Math.max(size, bytes.length) };
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+/** A whole regular file of at most `maxBytes` (a config file); a bigger one is refused unread. */
+export function readSmallRegularFileSync(path: string, label: string, maxBytes: number): Buffer {
+  const { descriptor, size } = openRegularFileSync(path, label);
+  try {
+    const bytes = readRangeSync(descriptor, 0, maxBytes + 1);
+    if (bytes.length > maxBytes) {
+      throw new UserError(`${label} is over ${maxBytes} bytes (${size}); it is not read.`);
+    }
+    return bytes;
+  } finally {
+    closeSync(descriptor);
   }
 }
