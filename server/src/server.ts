@@ -51,7 +51,9 @@ export function createServer(dependencies: ServerDependencies): McpServer {
         title: tool.title,
         description: tool.description,
         inputSchema: argumentSchema(tool),
-        annotations: { title: tool.title, ...tool.annotations },
+        // The title is the tool's own (above): repeating it in the annotations cost every
+        // session ~700 characters of context for nothing.
+        annotations: tool.annotations,
       },
       async (input: unknown, extra: ToolExtra) =>
         runTool(tool, input, dependencies, services, {

@@ -62,6 +62,14 @@ const CASES: readonly BadInput[] = [
   { tool: 'delegate', args: { ...JOB, max_output_tokens: -5 }, says: /max_output_tokens/ },
   { tool: 'delegate', args: { ...JOB, max_output_tokens: 1e12 }, says: /max_output_tokens/ },
   { tool: 'delegate', args: { ...JOB, max_output_tokens: 1.5 }, says: /max_output_tokens/ },
+  // explore
+  { tool: 'explore', args: {}, says: /question/ },
+  { tool: 'explore', args: { question: '' }, says: /question/ },
+  { tool: 'explore', args: { question: 'Where?', profile: 'nope' }, says: /unknown profile/i },
+  { tool: 'explore', args: { question: 'Where?', agent: 'no-such-agent' }, says: /no agent/i },
+  { tool: 'explore', args: { question: 'Where?', agent: '../x' }, says: /agent/i },
+  { tool: 'explore', args: { question: 'Where?', max_turns: 0 }, says: /max_turns/ },
+  { tool: 'explore', args: { question: 'Where?', max_turns: 61 }, says: /max_turns/ },
   // delegate_batch
   { tool: 'delegate_batch', args: { jobs: [] }, says: /jobs/ },
   { tool: 'delegate_batch', args: { jobs: 'all of them' }, says: /jobs/ },

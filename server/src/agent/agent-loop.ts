@@ -62,6 +62,8 @@ export interface LoopOptions {
   hooks: LoopHooks;
   /** Eviction and repeat cache (default CONTEXT_POLICY); NAIVE_CONTEXT keeps the full history. */
   contextPolicy?: ContextPolicySettings;
+  /** Added to the error a call of a tool not offered gets (a read-only run says why it has none). */
+  unknownToolNote?: string;
 }
 
 export interface LoopOutcome {
@@ -238,11 +240,11 @@ async function runTool(use: ToolUseBlock, run: Run, turn: number): Promise<ToolR
     return reply(answer);
   }
   const tool = run.tools.get(use.name);
-  if (!tool)
-    return reply(
-      `Unknown tool ${use.name}. Available: ${[...run.tools.keys(), 'report_progress', 'ask_supervisor'].join(', ')}.`,
-      true,
-    );
+  if (!tool) {
+    const available = [...run.tools.keys(), 'report_progress', 'ask_supervisor'].join(', ');
+    const note = options.unknownToolNote ? ` ${options.unknownToolNote}` : '';
+    return reply(`Unknown tool ${use.name}. Available: ${available}.${note}`, true);
+  }
   const label = describeCall(use.name, input);
   const repeated = tool.isReadOnly ? policy.repeatOf(use.name, input) : undefined;
   if (!tool.isReadOnly) policy.forgetReads();

@@ -40,6 +40,9 @@ export interface ModelCall {
   taskId?: string;
   /** The task that `taskId` is an attempt of (for the ledger). */
   attemptOf?: string;
+  /** An exploration's (or a subagent's stand-in's) call, and its run (for the ledger). */
+  kind?: LedgerRecord['kind'];
+  runId?: string;
   /**
    * A task's whole-run cap and what it has spent so far (its calls run one at a time). The
    * call's output allowance shrinks to fit what is left; a call that cannot fit is refused
@@ -298,6 +301,8 @@ function ledgerRecord(
     ...(call.taskId ? { taskId: call.taskId } : {}),
     ...(call.attemptOf ? { attemptOf: call.attemptOf } : {}),
     ...(call.failedOverFrom ? { failedOverFrom: call.failedOverFrom } : {}),
+    ...(call.kind ? { kind: call.kind } : {}),
+    ...(call.runId ? { runId: call.runId } : {}),
     bytesSent: call.bytesSent,
     supervisorTokensAvoided: failed ? 0 : Math.ceil(call.bytesSent / 4),
     ...(failed ? { error: errorMessage(outcome.error) } : {}),

@@ -40,6 +40,12 @@ export interface LedgerRecord {
   supervisorTokensAvoided: number;
   failedOverFrom?: string;
   error?: string;
+  /**
+   * A call of a read-only exploration (`explore`), or of one standing in for a Claude Code
+   * subagent (`subagent`); absent for one-shot and task calls. `runId` ties one run's calls.
+   */
+  kind?: 'explore' | 'subagent';
+  runId?: string;
 }
 
 /**
@@ -104,7 +110,6 @@ function clip(text: string, maxChars: number): string {
   return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
 }
 
-/** Every valid record, oldest day first, from `sinceDay` (YYYY-MM-DD, UTC) on; torn lines are skipped. */
 /** What the ledger holds as billed to task `taskId` (started at `startedAt`). */
 export function billedToTask(dataHome: string, taskId: string, startedAt: string): number {
   return readLedger(dataHome, { sinceDay: utcDay(startedAt) })
@@ -112,6 +117,7 @@ export function billedToTask(dataHome: string, taskId: string, startedAt: string
     .reduce((total, record) => total + record.costUsd, 0);
 }
 
+/** Every valid record, oldest day first, from `sinceDay` (YYYY-MM-DD, UTC) on; torn lines are skipped. */
 export function readLedger(dataHome: string, options: { sinceDay?: string } = {}): LedgerRecord[] {
   const dir = ledgerDir(dataHome);
   let names: string[];

@@ -46,7 +46,26 @@ function section(title: string, records: readonly LedgerRecord[]): string {
   for (const [profile, own] of [...byProfile].sort(([a], [b]) => a.localeCompare(b))) {
     lines.push(`- ${profile}: ${describe(totals(own))}`);
   }
-  return [...lines, ...attemptLines(records)].join('\n');
+  return [...lines, ...kindLines(records), ...attemptLines(records)].join('\n');
+}
+
+const KIND_NAMES: Record<NonNullable<LedgerRecord['kind']>, [one: string, many: string]> = {
+  explore: ['exploration', 'explorations'],
+  subagent: ['Claude Code subagent run on a worker', 'Claude Code subagents run on workers'],
+};
+
+/**
+ * Explorations and re-homed subagents apart (they are among the calls above): how many runs,
+ * their calls, cost and the supervisor tokens they avoided (what their workers read).
+ */
+function kindLines(records: readonly LedgerRecord[]): string[] {
+  return (Object.keys(KIND_NAMES) as Array<keyof typeof KIND_NAMES>).flatMap((kind) => {
+    const own = records.filter((record) => record.kind === kind);
+    if (own.length === 0) return [];
+    const runs = new Set(own.map((record) => record.runId ?? record.callId)).size;
+    const [one, many] = KIND_NAMES[kind];
+    return [`- of which ${runs} ${runs === 1 ? one : many}: ${describe(totals(own))}`];
+  });
 }
 
 /** Tasks shown as attempts shown at most, the latest first. */

@@ -27,6 +27,14 @@ export const READS_ENDPOINTS: ToolAnnotations = {
   openWorldHint: true,
 };
 
+/** Reads the project through a worker model (an outside service): changes nothing; each call a new run. */
+export const EXPLORES: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
 /** Sends work to a worker model (an outside service); each call is a new run. */
 export const RUNS_WORKERS: ToolAnnotations = {
   readOnlyHint: false,

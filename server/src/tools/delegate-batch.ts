@@ -26,9 +26,7 @@ export const delegateBatchTool = defineTool({
       )
       .min(1)
       .max(MAX_BATCH_JOBS)
-      .describe(
-        'The jobs; each takes the delegate fields (task, files, profile, write_to, max_output_tokens).',
-      ),
+      .describe('The jobs, each with the delegate fields.'),
   },
   nativeTask: 'call',
   annotations: RUNS_WORKERS,

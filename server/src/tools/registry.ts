@@ -1,6 +1,7 @@
 import { agentsListTool } from './agents-list.ts';
 import { delegateBatchTool } from './delegate-batch.ts';
 import { delegateTool } from './delegate.ts';
+import { exploreTool } from './explore.ts';
 import type { ToolDefinition } from './define-tool.ts';
 import { providerKeyTool } from './provider-key.ts';
 import { providerRemoveTool } from './provider-remove.ts';
@@ -19,6 +20,7 @@ import { usageTool } from './usage.ts';
 export const TOOLS: readonly ToolDefinition[] = [
   delegateTool,
   delegateBatchTool,
+  exploreTool,
   taskStartTool,
   taskStatusTool,
   taskProgressTool,

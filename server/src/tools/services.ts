@@ -11,6 +11,7 @@ export { profilePatch, toSnake } from '../profiles/profile-input.ts';
 export { keyPromptText, keyTarget, noFormText, storeEnteredKey } from '../profiles/enter-key.ts';
 export { copilotKeyStep } from '../profiles/copilot/copilot-key.ts';
 export { runDelegation } from '../delegation/run-delegation.ts';
+export { runExplore } from '../delegation/run-explore.ts';
 export { usageReport } from '../calls/usage-report.ts';
 export { describeProviders } from '../calls/describe-providers.ts';
 export { confineWorkdir } from '../tasks/confine-workdir.ts';

@@ -17,3 +17,8 @@ export const FILE_AND_SHELL_TOOLS: readonly WorkerTool[] = [
   grepTool,
   runBashTool,
 ];
+
+/** The tools that only read: what a read-only run (an explore) offers. */
+export const READ_ONLY_TOOLS: readonly WorkerTool[] = FILE_AND_SHELL_TOOLS.filter(
+  (tool) => tool.isReadOnly,
+);
