@@ -20,6 +20,8 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   'approve-project': async () =>
     (await import('./approve-project-command.ts')).approveProjectCommand,
   run: async () => (await import('./run-command.ts')).runCommand,
+  explore: async () => (await import('./explore-command.ts')).exploreCommand,
+  subagent: async () => (await import('./subagent-command.ts')).subagentCommand,
   tasks: async () => (await import('./tasks-command.ts')).tasksCommand,
   result: async () => (await import('./result-command.ts')).resultCommand,
   cancel: async () => (await import('./cancel-command.ts')).cancelCommand,

@@ -73,7 +73,7 @@ async function delegateWithProgress(input: DelegateInput, context: CliContext): 
 }
 
 /** A spinner with the seconds waited, on a terminal only; returns the function that clears it. */
-function showProgress(context: CliContext): () => void {
+export function showProgress(context: CliContext): () => void {
   const stderr = context.stderr as NodeJS.WriteStream;
   if (!stderr.isTTY) return () => undefined;
   const started = Date.now();
@@ -91,7 +91,7 @@ function showProgress(context: CliContext): () => void {
   };
 }
 
-async function readAll(stdin: NodeJS.ReadStream): Promise<string> {
+export async function readAll(stdin: NodeJS.ReadStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');

@@ -230,6 +230,9 @@ export const runnerSchema = z.strictObject({
 });
 export type RunnerConfig = z.infer<typeof runnerSchema>;
 
+/** A Claude Code subagent type as the Agent tool names it: `Explore`, `general-purpose`, `my-agent`, `plugin:agent`. */
+const SUBAGENT_TYPE = /^[A-Za-z0-9][A-Za-z0-9:_.-]{0,99}$/;
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   defaultProfile: z.string({ error: 'must be the name of a profile' }).optional(),
@@ -254,6 +257,18 @@ export const configSchema = z.strictObject({
           ? `is not a valid runner name: use ${PROFILE_NAME_RULE}`
           : undefined,
     })
+    .optional(),
+  subagents: z
+    .record(
+      z.string().regex(SUBAGENT_TYPE),
+      z.string({ error: 'must be the name of a profile' }).min(1),
+      {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'must map Claude Code subagent types (e.g. "Explore") to profile names'
+            : undefined,
+      },
+    )
     .optional(),
   sandbox: z
     .enum(SANDBOX_MODES, {

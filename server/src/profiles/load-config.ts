@@ -43,6 +43,8 @@ export interface LoadedConfig {
   envProfileIgnored?: string;
   /** Machines tasks can run their commands on: from the user's config only. */
   runners?: ReadonlyMap<string, RunnerConfig>;
+  /** Claude Code subagent types whose calls a worker answers (type → profile): the user's config only. */
+  subagents?: ReadonlyMap<string, string>;
   /** Project-file settings that were not applied (see `keepUserEndpoint`), for `providers`. */
   warnings?: string[];
   /** Config files that were found and read. */
@@ -107,6 +109,7 @@ export function loadConfig(
   const warnings: string[] = [];
   let tasks: LoadedConfig['tasks'] = {};
   const runners = new Map<string, RunnerConfig>();
+  let subagents: ReadonlyMap<string, string> | undefined;
   const layers: Array<[string, ProfileSource]> = [
     [configPath(dataHome), 'config'],
     [projectConfigPath(projectDir), 'project'],
@@ -142,6 +145,13 @@ export function loadConfig(
       );
     } else {
       for (const [name, runner] of Object.entries(config.runners ?? {})) runners.set(name, runner);
+    }
+    if (config.subagents && source === 'project') {
+      warnings.push(
+        `WARNING: ${file} maps Claude Code subagents to workers (${Object.keys(config.subagents).join(', ')}), which only your own config may do: a repository must not choose where your subagents' work goes. Ignored; add the mapping to ${configPath(dataHome)}.`,
+      );
+    } else if (config.subagents) {
+      subagents = new Map(Object.entries(config.subagents));
     }
   }
   checkFailoverChains(profiles);
@@ -186,6 +196,7 @@ export function loadConfig(
         }
       : {}),
     runners,
+    ...(subagents ? { subagents } : {}),
     ...(warnings.length ? { warnings } : {}),
     files,
     configFile: configPath(dataHome),
