@@ -16,13 +16,8 @@ import {
   readJob,
   updateJob,
 } from '../store/job-store.ts';
-import {
-  describeChanges,
-  mergeInstructions,
-  recordStartedTask,
-  removeWorktree,
-  snapshotWork,
-} from './worktree.ts';
+import { describeChanges, mergeInstructions, recordStartedTask, snapshotWork } from './worktree.ts';
+import { removeWorktree } from './worktree-lifecycle.ts';
 import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
@@ -159,7 +154,7 @@ async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitPro
     quarantineDir: join(jobDir(dataHome, job.id), 'quarantine'),
   });
   // Under the sandbox the repository is read-only to the worker: the history walk is skipped.
-  const damaged = await repositoryDamage(job.git, job.sandboxed !== true);
+  const damaged = await repositoryDamage(job.git, job.sandboxed !== true, dataHome);
   return tampered.length + damaged.length > 0 ? { tampered, damaged } : undefined;
 }
 
@@ -255,6 +250,7 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
       // still removes the job's files).
       if (snapshot.commit === undefined) {
         await removeWorktree({
+          dataHome,
           repoDir: job.repoDir,
           commonDir: recorded.commonDir,
           worktreePath: recorded.workTree,

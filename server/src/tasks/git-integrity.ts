@@ -2,6 +2,7 @@ import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from
 import { join, relative, resolve } from 'node:path';
 import { git, type GitOptions } from '../git/git.ts';
 import type { PinnedRepository, RecordedGit } from '../store/job-file.ts';
+import { withRepositoryLock } from './repository-lock.ts';
 
 /** Entries looked at when searching a task directory for git metadata; past it, the rest is unchecked. */
 const SCAN_LIMIT = 300_000;
@@ -116,11 +117,13 @@ async function checkCommonDir(
  * Whether the user's repository still works: HEAD (when it had a commit at the start) and the
  * current branch resolve, refs can be listed, and — when `isThorough`, for a task whose
  * commands could write the repository (no sandbox) — every ref's history is complete (within a
- * time bound). Returns what is broken; empty when all checks pass or could not finish in time.
+ * time bound; with `dataHome`, a failure is confirmed under the repository's lock). Returns
+ * what is broken; empty when all checks pass or could not finish in time.
  */
 export async function repositoryDamage(
   recorded: RecordedGit,
   isThorough = true,
+  dataHome?: string,
 ): Promise<string[]> {
   const repository: PinnedRepository = { gitDir: recorded.commonDir, workTree: recorded.workTree };
   const options = { repository, timeoutMs: FSCK_TIMEOUT_MS };
@@ -136,8 +139,20 @@ export async function repositoryDamage(
     problems.push('its refs can no longer be read');
   }
   if (problems.length > 0 || !recorded.startCommit || !isThorough) return problems;
+  // Reflogs are left out: another task's end appends to its branch's reflog at any moment.
+  const fsck = () =>
+    git(
+      cwd,
+      ['fsck', '--connectivity-only', '--no-dangling', '--no-reflogs', '--no-progress'],
+      options,
+    );
   try {
-    await git(cwd, ['fsck', '--connectivity-only', '--no-dangling', '--no-progress'], options);
+    await fsck().catch((error: unknown) => {
+      // fsck reads every worktree: one another task is adding or removing at this moment fails
+      // it, so a failure counts only when it holds while no worktree of the repository changes.
+      if (dataHome === undefined || wasStopped(error)) throw error;
+      return withRepositoryLock(dataHome, recorded.commonDir, fsck);
+    });
   } catch (error) {
     if (!wasStopped(error)) problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
   }

@@ -25,8 +25,9 @@ import {
   isTerminal,
   jobDir,
   listJobs,
-  newTaskId,
+  markStarted,
   readJob,
+  reserveTaskId,
   updateJob,
   writeJob,
 } from '../store/job-store.ts';
@@ -35,7 +36,7 @@ import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
-import { inPlace, makeWorktree } from './task-place.ts';
+import { inPlace, makeWorktree, undoPlace } from './task-place.ts';
 import { isGitRepository } from './worktree.ts';
 import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts';
 import type { JobFile, RecordedRunner } from '../store/job-file.ts';
@@ -103,20 +104,28 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     );
   }
   if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
-  const id = newTaskId();
-  const place =
-    isolation === 'worktree'
-      ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
-      : await inPlace(workdir);
-  // Only now: a refused start leaves no job folder behind.
-  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
-  const job = queuedJob(input, config, plan, { id, project, isolation, ...place }, context);
-  await writeJob(context.dataHome, job);
-  appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
-  const { sandbox } = plan;
-  appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
-  if (job.testCommand && !(await preflightPasses(job, job.testCommand, context))) {
-    return readJob(context.dataHome, id);
+  const id = reserveTaskId(context.dataHome);
+  let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
+  let job: JobFile;
+  try {
+    place =
+      isolation === 'worktree'
+        ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
+        : await inPlace(workdir);
+    job = queuedJob(input, config, plan, { id, project, isolation, ...place }, context);
+    await writeJob(context.dataHome, job);
+    markStarted(context.dataHome, id);
+    appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
+    const { sandbox } = plan;
+    appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
+    if (job.testCommand && !(await preflightPasses(job, job.testCommand, context))) {
+      return readJob(context.dataHome, id);
+    }
+  } catch (error) {
+    // A start refused or failed half-way leaves nothing: no job folder, worktree or branch.
+    await undoPlace(context.dataHome, place).catch(() => undefined);
+    rmSync(jobDir(context.dataHome, id), { recursive: true, force: true });
+    throw error;
   }
   return spawnWorker(job, context);
 }
@@ -180,7 +189,7 @@ async function startAttempts(
       'Several attempts each need a worktree of their own: run them in a git repository, without isolation "none".',
     );
   }
-  const id = newTaskId();
+  const id = reserveTaskId(context.dataHome);
   // One budget for the task: each attempt may spend its share, so together they stay within it.
   const share = taskBudget(input.budgetUsd, config.budget.perTaskUsd).budgetUsd;
   const perAttempt = share === undefined ? {} : { budgetUsd: share / plans.length };
@@ -188,8 +197,9 @@ async function startAttempts(
   try {
     for (const [index, plan] of plans.entries()) {
       const attemptIdOf = attemptId(id, index + 1);
-      const place = await makeWorktree(attemptIdOf, workdir, input.baseBranch, context.dataHome);
+      // The task's id is reserved: its attempts' ids (`<id>a<n>`) are no other task's.
       mkdirSync(jobDir(context.dataHome, attemptIdOf), { recursive: true });
+      const place = await makeWorktree(attemptIdOf, workdir, input.baseBranch, context.dataHome);
       const placed = { id: attemptIdOf, project, isolation: 'worktree' as const, ...place };
       const job: JobFile = {
         ...queuedJob(input, config, plan, placed, context),
@@ -201,10 +211,13 @@ async function startAttempts(
     }
   } catch (error) {
     await removeAttempts(context.dataHome, attempts);
+    for (const index of plans.keys()) {
+      rmSync(jobDir(context.dataHome, attemptId(id, index + 1)), { recursive: true, force: true });
+    }
+    rmSync(jobDir(context.dataHome, id), { recursive: true, force: true });
     throw error;
   }
   const first = attempts[0]!;
-  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
   const task: JobFile = {
     ...queuedJob(
       input,
@@ -230,6 +243,7 @@ async function startAttempts(
   task.sandboxed = unsandboxed === undefined;
   if (unsandboxed?.sandbox.note) task.sandboxNote = unsandboxed.sandbox.note;
   await writeJob(context.dataHome, task);
+  markStarted(context.dataHome, id);
   appendEvent(
     context.dataHome,
     id,
@@ -278,7 +292,7 @@ async function startAttempts(
 /** The worktrees and folders of attempts made before a start was refused. */
 async function removeAttempts(dataHome: string, attempts: JobFile[]): Promise<void> {
   for (const attempt of attempts) {
-    await removeAttemptWorktree(attempt).catch(() => undefined);
+    await removeAttemptWorktree(dataHome, attempt).catch(() => undefined);
     rmSync(jobDir(dataHome, attempt.id), { recursive: true, force: true });
   }
 }

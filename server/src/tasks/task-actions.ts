@@ -19,7 +19,8 @@ import { removeAttemptWorktree, settleAttempts, stopAttempts } from './attempts.
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
-import { removeRunnerFolder, removeWorktree } from './worktree.ts';
+import { removeRunnerFolder } from './worktree.ts';
+import { removeWorktree } from './worktree-lifecycle.ts';
 import type { JobFile } from '../store/job-file.ts';
 
 const INLINE_PATCH_BYTES = 4_000;
@@ -155,7 +156,7 @@ async function cleanAttempts(dataHome: string, job: JobFile): Promise<void> {
   for (const ref of job.attempts ?? []) {
     const attempt = tryReadJob(dataHome, ref.id);
     if (attempt && attempt.branch !== job.branch) {
-      await removeAttemptWorktree(attempt).catch(() => undefined);
+      await removeAttemptWorktree(dataHome, attempt).catch(() => undefined);
     }
     if (attempt) await removeRunnerFolder(dataHome, attempt);
     rmSync(jobDir(dataHome, ref.id), { recursive: true, force: true });
@@ -188,6 +189,7 @@ async function cleanOne(
   let note = '';
   if (job.isolation === 'worktree' && job.repoDir && job.branch && job.worktreePath) {
     const removed = await removeWorktree({
+      dataHome,
       repoDir: job.repoDir,
       ...(job.git ? { commonDir: job.git.commonDir } : {}),
       worktreePath: job.worktreePath,

@@ -3,7 +3,8 @@ import { UserError } from '../util/user-error.ts';
 import { resolveCommit } from '../git/git.ts';
 import { findGitMetadata } from './git-integrity.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
-import { createWorktree, isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
+import { isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
+import { createWorktree, removeWorktree } from './worktree-lifecycle.ts';
 import type { RecordedGit } from '../store/job-file.ts';
 import type { JobFile } from '../store/job-file.ts';
 
@@ -30,6 +31,7 @@ export async function makeWorktree(
     throw new UserError(`base_branch "${baseBranch}" does not name a commit in ${repoDir}.`);
   }
   const created = await createWorktree({
+    dataHome,
     repoDir,
     worktreePath: join(dataHome, 'worktrees', basename(repoDir), id),
     branch: `delegate/${id}`,
@@ -44,6 +46,25 @@ export async function makeWorktree(
     git: created.git,
     ...(snapshot ? { uncommittedAtStart: { head: snapshot.head, files: snapshot.files } } : {}),
   };
+}
+
+/**
+ * Removes what {@link makeWorktree} made (the worktree and its branch) for a start that failed
+ * after it; nothing for a task in place or a start that made no place.
+ */
+export async function undoPlace(
+  dataHome: string,
+  place: Partial<Pick<JobFile, 'repoDir' | 'worktreePath' | 'branch' | 'git'>> | undefined,
+): Promise<void> {
+  if (!place?.repoDir || !place.worktreePath || !place.branch) return;
+  await removeWorktree({
+    dataHome,
+    repoDir: place.repoDir,
+    ...(place.git ? { commonDir: place.git.commonDir } : {}),
+    worktreePath: place.worktreePath,
+    branch: place.branch,
+    discardBranch: true,
+  });
 }
 
 async function startingPoint(
