@@ -5,6 +5,7 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
+  rmdirSync,
   rmSync,
   statSync,
 } from 'node:fs';
@@ -54,18 +55,29 @@ const TASK_ID = /^t_[a-z0-9]{1,32}$/;
  * refused later removes the folder.
  */
 export function reserveTaskId(dataHome: string, draw: () => string = newTaskId): string {
-  mkdirSync(jobsDir(dataHome), { recursive: true });
   for (let tries = 1; ; tries += 1) {
     const id = draw();
     try {
+      // `jobs/` may come and go: a refused start removes it when it is left empty.
+      mkdirSync(jobsDir(dataHome), { recursive: true });
       mkdirSync(jobDir(dataHome, id));
     } catch (error) {
-      const isTaken = (error as NodeJS.ErrnoException).code === 'EEXIST';
-      if (!isTaken || tries >= 20) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'EEXIST' && code !== 'ENOENT') || tries >= 20) throw error;
       continue;
     }
     claimHeldFile(startingPath(dataHome, id), JSON.stringify(currentProcessIdentity()));
     return id;
+  }
+}
+
+/** A start refused after {@link reserveTaskId}: its folder goes, and `jobs/` too when left empty. */
+export function releaseTaskId(dataHome: string, id: string): void {
+  rmSync(jobDir(dataHome, id), { recursive: true, force: true });
+  try {
+    rmdirSync(jobsDir(dataHome));
+  } catch {
+    // Other tasks' folders are there.
   }
 }
 

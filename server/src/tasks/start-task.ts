@@ -27,6 +27,7 @@ import {
   listJobs,
   markStarted,
   readJob,
+  releaseTaskId,
   reserveTaskId,
   updateJob,
   writeJob,
@@ -124,7 +125,7 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   } catch (error) {
     // A start refused or failed half-way leaves nothing: no job folder, worktree or branch.
     await undoPlace(context.dataHome, place).catch(() => undefined);
-    rmSync(jobDir(context.dataHome, id), { recursive: true, force: true });
+    releaseTaskId(context.dataHome, id);
     throw error;
   }
   return spawnWorker(job, context);
@@ -214,7 +215,7 @@ async function startAttempts(
     for (const index of plans.keys()) {
       rmSync(jobDir(context.dataHome, attemptId(id, index + 1)), { recursive: true, force: true });
     }
-    rmSync(jobDir(context.dataHome, id), { recursive: true, force: true });
+    releaseTaskId(context.dataHome, id);
     throw error;
   }
   const first = attempts[0]!;
