@@ -18,7 +18,14 @@ import {
 } from '../store/job-store.ts';
 import { describeChanges, mergeInstructions, recordStartedTask, snapshotWork } from './worktree.ts';
 import { removeWorktree } from './worktree-lifecycle.ts';
-import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
+import type {
+  InPlaceSnapshot,
+  JobFile,
+  ReviewFacts,
+  VerificationFacts,
+} from '../store/job-file.ts';
+import { listedChanges, measureChanges } from './in-place-changes.ts';
+import { snapshotSkips } from './in-place-snapshot.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
 export interface TaskResultFile {
@@ -43,6 +50,15 @@ export interface TaskResultFile {
   salvageError?: string;
   /** A task run as several attempts: one line per attempt (the result above is the chosen one's). */
   attempts?: AttemptLine[];
+  /** An in-place task: its changes were measured on disk against the snapshot from its start. */
+  inPlace?: {
+    workdir: string;
+    snapshotDir: string;
+    /** What the snapshot did not hold (git metadata, delegate's data), so was not compared. */
+    leftOut: string[];
+    /** The workdir holds too many entries now: the comparison stopped before the end. */
+    isCut?: boolean;
+  };
 }
 
 /** One line of task_result per attempt. */
@@ -232,6 +248,7 @@ async function writeResult(dataHome: string, job: JobFile, path: string): Promis
 }
 
 async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResultFile>> {
+  if (job.snapshot) return measureInPlace(dataHome, job.workdir, job.snapshot);
   if (job.gitProblems?.tampered.length) {
     return { salvageError: 'not salvaged: the git metadata was tampered with' };
   }
@@ -278,5 +295,26 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
     return { ...(await describeChanges(recorded)), patchBytes: 0 };
   } catch (error) {
     return { salvageError: errorMessage(error) };
+  }
+}
+
+/** An in-place task's files changed, from the disk against its snapshot (never from git). */
+async function measureInPlace(
+  dataHome: string,
+  workdir: string,
+  snapshot: InPlaceSnapshot,
+): Promise<Partial<TaskResultFile>> {
+  const inPlace = { workdir, snapshotDir: snapshot.dir, leftOut: snapshot.leftOut };
+  try {
+    const measured = await measureChanges(snapshot.dir, snapshotSkips(dataHome));
+    return {
+      filesChanged: listedChanges(measured.changes),
+      inPlace: { ...inPlace, ...(measured.isCut ? { isCut: true } : {}) },
+    };
+  } catch (error) {
+    return {
+      inPlace,
+      salvageError: `the files changed could not be measured against the snapshot: ${errorMessage(error)}`,
+    };
   }
 }

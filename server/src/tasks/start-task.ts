@@ -37,7 +37,7 @@ import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
-import { inPlace, makeWorktree, undoPlace } from './task-place.ts';
+import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
 import { isGitRepository } from './worktree.ts';
 import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts';
 import type { JobFile, RecordedRunner } from '../store/job-file.ts';
@@ -98,12 +98,7 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const plan = await planTask({ ...input, ...profileOf(profiles[0]) }, config, context);
   const project = realpathSync(context.projectDir);
   const workdir = confineWorkdir(project, input.workdir ?? '.');
-  const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
-  if (plan.runner && isolation === 'none') {
-    throw new UserError(
-      `A task on a runner works in a worktree whose files travel with git: run it in a git repository, without isolation "none".`,
-    );
-  }
+  const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
   if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
   const id = reserveTaskId(context.dataHome);
   let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
@@ -112,7 +107,7 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     place =
       isolation === 'worktree'
         ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
-        : await inPlace(workdir);
+        : await inPlace(workdir, jobDir(context.dataHome, id), context.dataHome);
     job = queuedJob(input, config, plan, { id, project, isolation, ...place }, context);
     await writeJob(context.dataHome, job);
     markStarted(context.dataHome, id);

@@ -93,6 +93,7 @@ export function resultText(
     result.filesChanged.length
       ? `files changed (${result.filesChanged.length}): ${result.filesChanged.map((file) => `${file.status} ${file.path}`).join(', ')}`
       : 'files changed: none',
+    result.inPlace ? inPlaceText(job.id, result.inPlace, wording) : '',
     result.diffstat ? `diffstat:\n${indent(result.diffstat)}` : '',
     `cost: $${job.costUsd.toFixed(4)} · model: ${job.modelAnswered ?? job.profile ?? '?'} · steps: ${job.step}`,
     result.patchPath ? `patch: ${result.patchPath} (${result.patchBytes} bytes)` : '',
@@ -104,6 +105,22 @@ export function resultText(
     `when done reviewing: ${wording.cleanup(job.id)}`,
   ];
   return lines.filter(Boolean).join('\n');
+}
+
+/** How an in-place task's changes were measured, and how to undo them. */
+function inPlaceText(
+  id: string,
+  inPlace: NonNullable<TaskResultFile['inPlace']>,
+  wording: Wording,
+): string {
+  const leftOut = inPlace.leftOut.length ? ` (not compared: ${inPlace.leftOut.join(', ')})` : '';
+  const cut = inPlace.isCut
+    ? '; the folder now holds over 200,000 entries, so the comparison stopped there and a deletion past that is not listed'
+    : '';
+  return [
+    `in place: changes measured on disk in ${inPlace.workdir} against the snapshot taken before the worker started${leftOut}${cut}`,
+    `to undo: ${wording.discard(id)} puts it back as it was then (refused for a path changed again since the task ended)`,
+  ].join('\n');
 }
 
 /** One line per attempt: which won, and why each other lost (its patch kept). */

@@ -2,6 +2,7 @@ import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { resolveCommit } from '../git/git.ts';
 import { findGitMetadata } from './git-integrity.ts';
+import { snapshotSkips, takeSnapshot } from './in-place-snapshot.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
 import { isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
 import { createWorktree, removeWorktree } from './worktree-lifecycle.ts';
@@ -80,14 +81,40 @@ async function startingPoint(
 }
 
 /**
- * An in-place task in a repository: where its git metadata is, and the repositories already
- * inside its directory (the user's own; any other one at the end was made by the worker).
+ * Where a task works: as asked, else in a worktree when its workdir is in a git repository.
+ * Outside one it works in place only when asked to, since it then edits the user's files.
+ */
+export async function chooseIsolation(
+  asked: 'worktree' | 'none' | undefined,
+  workdir: string,
+  isOnRunner: boolean,
+): Promise<'worktree' | 'none'> {
+  const isRepository = await isGitRepository(workdir);
+  if (isOnRunner && (asked === 'none' || !isRepository)) {
+    throw new UserError(
+      `A task on a runner works in a worktree whose files travel with git: run it in a git repository, without isolation "none".`,
+    );
+  }
+  if (isRepository) return asked ?? 'worktree';
+  if (asked === 'none') return 'none';
+  throw new UserError(
+    `${workdir} is not in a git repository, so ${asked ? 'no worktree can be made' : 'the task would edit your files in place with no branch to review'}. Make it one (git init && git add -A && git commit -m "initial") for a worktree of its own, or pass isolation: "none" to work in place (the files are snapshotted first; task_cleanup with discard: true puts them back).`,
+  );
+}
+
+/**
+ * An in-place task: the snapshot of its workdir (in the job folder `jobDir`), and in a
+ * repository where its git metadata is and the repositories already inside its directory (the
+ * user's own; any other one at the end was made by the worker).
  */
 export async function inPlace(
   workdir: string,
-): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart'>> {
-  if (!(await isGitRepository(workdir))) return { workdir };
+  jobDir: string,
+  dataHome: string,
+): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart' | 'snapshot'>> {
+  const snapshot = await takeSnapshot(workdir, join(jobDir, 'snapshot'), snapshotSkips(dataHome));
+  if (!(await isGitRepository(workdir))) return { workdir, snapshot };
   const git = await recordGit(workdir);
   const nested = await findGitMetadata(workdir, join(git.workTree, '.git'));
-  return { workdir, git, nestedGitAtStart: nested.paths };
+  return { workdir, git, nestedGitAtStart: nested.paths, snapshot };
 }
