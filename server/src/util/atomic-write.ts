@@ -1,6 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+
+/**
+ * A temp file name beside `path` that no other write shares: two writes of one path in the same
+ * process and millisecond (a batch, concurrent starts) would otherwise write and rename one file.
+ */
+function tempPathFor(path: string): string {
+  return `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+}
 
 /**
  * Writes a file so readers never see it half-written: a temp file beside it, then rename.
@@ -8,7 +17,7 @@ import { dirname } from 'node:path';
  */
 export async function writeFileAtomic(path: string, data: string, mode?: number): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const temp = tempPathFor(path);
   try {
     await writeFile(temp, data, mode === undefined ? undefined : { mode });
     await rename(temp, path);
@@ -22,7 +31,7 @@ export async function writeFileAtomic(path: string, data: string, mode?: number)
 /** The same, synchronously: for small files on hot paths (job.json), where thread-pool hops cost more than the write. */
 export function writeFileAtomicSync(path: string, data: string): void {
   mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const temp = tempPathFor(path);
   try {
     writeFileSync(temp, data);
     renameSync(temp, path);
