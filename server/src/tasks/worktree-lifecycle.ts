@@ -53,11 +53,12 @@ export async function createWorktree(options: {
   }
   const path = await prepareWorktreePath(root, options.worktreePath);
   const commonDir = await commonDirOf(root);
+  // Checked before the lock: a task's branch is named by its reserved id, so none appears meanwhile.
+  if (await resolveCommit(root, `refs/heads/${branch}`)) {
+    throw new UserError(`Branch ${branch} already exists in ${root}; use another branch name.`);
+  }
   const undo = () => withRepositoryLock(dataHome, commonDir, () => undoAdd(root, path, branch));
   await withRepositoryLock(dataHome, commonDir, async () => {
-    if (await resolveCommit(root, `refs/heads/${branch}`)) {
-      throw new UserError(`Branch ${branch} already exists in ${root}; use another branch name.`);
-    }
     const add = ['worktree', 'add', '--quiet', '--no-checkout', '-b', branch, path, baseCommit];
     await git(root, add).catch(async (error: unknown) => {
       await undoAdd(root, path, branch);
@@ -119,12 +120,13 @@ async function removeRegisteredWorktree(
   return false;
 }
 
-async function settleBranch(
+/** What becomes of the branch: kept (and why), already gone, or to be deleted. */
+async function branchFate(
   root: string,
   branch: string,
   keepBranch: boolean,
   options: GitOptions & { snapshotBase?: string | undefined; discard?: boolean },
-): Promise<{ branchDeleted: boolean; note?: string }> {
+): Promise<{ branchDeleted: false; note?: string } | 'delete'> {
   const tip = await resolveCommit(root, `refs/heads/${branch}`, options);
   if (!tip) return { branchDeleted: false };
   if (keepBranch) return { branchDeleted: false, note: `Branch ${branch} kept as asked.` };
@@ -133,10 +135,16 @@ async function settleBranch(
     options.discard === true ||
     tip === options.snapshotBase ||
     (await tryGit(root, ['merge-base', '--is-ancestor', tip, 'HEAD'], options)) !== undefined;
-  if (!isMerged) {
-    const note = `Branch ${branch} kept: it has commits not merged into the current HEAD; delete it with \`git branch -D ${branch}\` once you no longer need them.`;
-    return { branchDeleted: false, note };
-  }
+  if (isMerged) return 'delete';
+  const note = `Branch ${branch} kept: it has commits not merged into the current HEAD; delete it with \`git branch -D ${branch}\` once you no longer need them.`;
+  return { branchDeleted: false, note };
+}
+
+async function deleteBranch(
+  root: string,
+  branch: string,
+  options: GitOptions,
+): Promise<{ branchDeleted: boolean; note?: string }> {
   try {
     // `branch -D` (not update-ref) refuses a branch still checked out somewhere.
     await git(root, ['branch', '-D', branch], options);
@@ -172,14 +180,16 @@ export async function removeWorktree(options: {
     : {};
   await assertBranchName(root, options.branch);
   const commonDir = options.commonDir ?? (await commonDirOf(root));
+  // Decided before the lock (a cleanup runs once the task's commits are made): the lock is
+  // held for the changes alone.
+  const fate = await branchFate(root, options.branch, options.keepBranch ?? false, {
+    ...pinned,
+    snapshotBase: options.snapshotBase,
+    discard: options.discardBranch ?? false,
+  });
   return withRepositoryLock(options.dataHome, commonDir, async () => {
     const worktreeRemoved = await removeRegisteredWorktree(root, options.worktreePath, pinned);
-    const keep = options.keepBranch ?? false;
-    const branch = await settleBranch(root, options.branch, keep, {
-      ...pinned,
-      snapshotBase: options.snapshotBase,
-      discard: options.discardBranch ?? false,
-    });
+    const branch = fate === 'delete' ? await deleteBranch(root, options.branch, pinned) : fate;
     return { worktreeRemoved, ...branch };
   });
 }
