@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
-import { git, initRepository } from '../helpers/git-project.ts';
+import { BROKEN_ADD_PROJECT, git, initRepository } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
@@ -315,5 +315,35 @@ describe('in place in a git repository', () => {
     expect(cleaned.isError, cleaned.text).toBe(false);
     expect(treeOf(world.project)).toEqual(before);
     expect(git(world.project, 'status', '--porcelain')).toBe('M src/add.js');
+  });
+});
+
+describe('discard on a worktree task', () => {
+  it('deletes the branch even with unmerged work; contradictory asks are refused first', async ({
+    startWith,
+    world,
+  }) => {
+    initRepository(world.project, BROKEN_ADD_PROJECT);
+    const handle = await startWith([
+      { toolUses: [tool('write_file', { path: 'made.txt', content: 'm\n' })] },
+      { text: 'Made.' },
+    ]);
+    const started = await handle.callText('task_start', { task: 'Make made.txt' });
+    const id = taskIdOf(started.text);
+    await pollTaskStatus(handle, id, /done|failed|lost|timeout/);
+    await handle.callText('task_result', { task_id: id });
+    for (const [args, says] of [
+      [{ all_finished: true, discard: true }, 'name it with task_id, not all_finished'],
+      [{ task_id: id, force: true }, 'force goes with discard'],
+      [{ task_id: id, discard: true, keep_branch: true }, 'pass one'],
+    ] as const) {
+      const refused = await handle.callText('task_cleanup', args);
+      expect(refused.isError, JSON.stringify(args)).toBe(true);
+      expect(refused.text).toContain(says);
+    }
+    expect(git(world.project, 'branch', '--list', `delegate/${id}`)).not.toBe('');
+    const discarded = await handle.callText('task_cleanup', { task_id: id, discard: true });
+    expect(discarded.text).toBe(`${id}: cleaned up; branch delegate/${id} deleted`);
+    expect(git(world.project, 'branch', '--list', 'delegate/*')).toBe('');
   });
 });
