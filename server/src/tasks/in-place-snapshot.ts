@@ -62,7 +62,7 @@ export async function walkTree(
   const tree: WalkedTree = { entries: [], bytes: 0, leftOut: [], isCut: false };
   const folders = [workdir];
   for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
-    for (const name of (await readdir(folder)).sort()) {
+    for (const name of (await ifThere(readdir(folder))) ?? []) {
       const absolute = join(folder, name);
       const path = relative(workdir, absolute).split(sep).join('/');
       if (name === '.git' || skip.includes(absolute)) {
@@ -73,7 +73,8 @@ export async function walkTree(
         tree.isCut = true;
         return tree;
       }
-      const entry = await entryOf(absolute, path);
+      const entry = await ifThere(entryOf(absolute, path));
+      if (!entry) continue;
       tree.entries.push(entry);
       if (entry.type === 'file') tree.bytes += entry.size;
       if (entry.type === 'dir') folders.push(absolute);
@@ -81,6 +82,16 @@ export async function walkTree(
   }
   tree.entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return tree;
+}
+
+/** What `reading` gives; undefined for an entry deleted while the walk went by. */
+async function ifThere<T>(reading: Promise<T>): Promise<T | undefined> {
+  try {
+    return await reading;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** The entry at `absolute` as it is now. */
@@ -130,7 +141,9 @@ export async function takeSnapshot(
   skip: readonly string[],
 ): Promise<InPlaceSnapshot> {
   const takenAtMs = Date.now();
-  const tree = await walkTree(workdir, skip, MAX_SNAPSHOT_ENTRIES);
+  const tree = await walkTree(workdir, skip, MAX_SNAPSHOT_ENTRIES).catch((error: unknown) => {
+    throw cannotSnapshot(workdir, error);
+  });
   if (tree.isCut || tree.bytes > MAX_SNAPSHOT_BYTES) {
     const count = tree.isCut ? `more than ${MAX_SNAPSHOT_ENTRIES}` : `${tree.entries.length}`;
     throw new UserError(
@@ -154,9 +167,13 @@ async function copyEntry(workdir: string, files: string, entry: TreeEntry): Prom
       await copyFile(join(workdir, entry.path), target, constants.COPYFILE_FICLONE);
     }
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new UserError(
-      `Cannot snapshot ${join(workdir, entry.path)} (${code}) before the task works in place: make it readable, or pass a workdir without it.`,
-    );
+    throw cannotSnapshot(join(workdir, entry.path), error);
   }
+}
+
+function cannotSnapshot(path: string, error: unknown): UserError {
+  const { code, path: where = path } = error as NodeJS.ErrnoException;
+  return new UserError(
+    `Cannot snapshot ${where} (${code ?? String(error)}) before the task works in place: make it readable, or pass a workdir without it.`,
+  );
 }
