@@ -40,8 +40,12 @@ export async function restoreSnapshot(
   snapshotDir: string,
   options: { force: boolean; forceHow: string },
 ): Promise<string> {
-  const { workdir } = await readManifest(snapshotDir);
-  const changes = JSON.parse(await readFile(changesPath(snapshotDir), 'utf8')) as InPlaceChange[];
+  const { workdir } = await readManifest(snapshotDir).catch((error: unknown) => {
+    throw new UserError(
+      `Nothing was restored: the snapshot ${snapshotDir} cannot be read (${errorMessage(error)}); clean up without discard.`,
+    );
+  });
+  const changes = await readChanges(snapshotDir);
   if (!options.force) {
     const changedSince = await changedSinceEnd(workdir, changes);
     if (changedSince.length > 0) {
@@ -76,6 +80,17 @@ export async function restoreSnapshot(
 }
 
 const depth = (path: string) => path.split('/').length;
+
+/** The changes recorded at the task's end; a refusal when there are none to go by. */
+async function readChanges(snapshotDir: string): Promise<InPlaceChange[]> {
+  try {
+    return JSON.parse(await readFile(changesPath(snapshotDir), 'utf8')) as InPlaceChange[];
+  } catch (error) {
+    throw new UserError(
+      `Nothing was restored: the task's changes were never recorded against its snapshot (${errorMessage(error)}); its result says why. The snapshot is in ${snapshotDir}: copy back from files/ what you need, then clean up without discard.`,
+    );
+  }
+}
 
 function named(paths: readonly string[]): string {
   const more = paths.length - NAMED_PATHS;
