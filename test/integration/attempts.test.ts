@@ -503,9 +503,15 @@ describe('attempts: several workers race on one task', () => {
         ...(attempts > 1 ? { attempt_profiles: ['a', 'b'] } : { profile: 'a' }),
       });
       const jobs = join(world.dataHome, 'jobs');
-      // The task's own folder appears once every attempt is placed, before the preflight.
-      await waitFor(() => existsSync(jobs) && readdirSync(jobs).some((id) => id.length === 8));
-      const id = readdirSync(jobs).find((each) => each.length === 8)!;
+      // The task's own job.json appears once every attempt is placed, before the preflight.
+      const placed = () =>
+        existsSync(jobs)
+          ? readdirSync(jobs).find(
+              (id) => id.length === 8 && existsSync(join(jobs, id, 'job.json')),
+            )
+          : undefined;
+      await waitFor(() => placed() !== undefined);
+      const id = placed()!;
       const cancelled = await handle.callText('task_cancel', { task_id: id });
       expect(cancelled.text).toMatch(new RegExp(`^${id} cancelled`));
       // The server stays up and the start returns.

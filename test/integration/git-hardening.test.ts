@@ -14,14 +14,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { repositoryDamage } from '../../server/src/tasks/git-integrity.ts';
 import { HARDENED_KEYS } from '../../server/src/git/git.ts';
 import {
-  createWorktree,
   describeChanges,
   isGitRepository,
   recordGit,
-  removeWorktree,
   snapshotWork,
   workingDiff,
 } from '../../server/src/tasks/worktree.ts';
+import { createWorktree, removeWorktree } from '../../server/src/tasks/worktree-lifecycle.ts';
 import { GIT_IDENTITY } from '../helpers/git-project.ts';
 
 /**
@@ -124,6 +123,7 @@ describe('git as the product runs it, in a repository whose own config runs comm
 
   it('salvage, diffs, the repository check and cleanup of a worktree task run none of it', async () => {
     const created = await createWorktree({
+      dataHome: join(root, 'data'),
       repoDir: repo,
       worktreePath: join(root, 'wt'),
       branch: 'delegate/t_x',
@@ -143,6 +143,7 @@ describe('git as the product runs it, in a repository whose own config runs comm
     expect(snapshot.commit).toBeDefined();
     expect(await repositoryDamage(created.git)).toEqual([]);
     const removed = await removeWorktree({
+      dataHome: join(root, 'data'),
       repoDir: repo,
       commonDir: created.git.commonDir,
       worktreePath: created.path,

@@ -22,6 +22,7 @@ describe('automatic turn budget', () => {
     const budgetOf = async (args: Record<string, unknown>): Promise<number> => {
       const started = await server.callText('task_start', {
         task: 'Look around',
+        isolation: 'none',
         wait_s: 30,
         ...args,
       });

@@ -14,17 +14,16 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  createWorktree,
   describeChanges,
   isGitRepository,
   mergeInstructions,
   recordGit,
   recordStartedTask,
-  removeWorktree,
   repositoryRoot,
   snapshotWork,
   workingDiff,
 } from '../../server/src/tasks/worktree.ts';
+import { createWorktree, removeWorktree } from '../../server/src/tasks/worktree-lifecycle.ts';
 import { snapshotWorkingTree } from '../../server/src/tasks/working-tree.ts';
 
 const BRANCH = 'delegate/t_abc123';
@@ -82,8 +81,17 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
+/** The data home whose locks the worktree changes take. */
+const dataHome = () => join(root, 'data');
+
 function start(branch = BRANCH, baseRef?: string, path = worktreePath) {
-  return createWorktree({ repoDir: repo, worktreePath: path, branch, baseRef });
+  return createWorktree({
+    dataHome: dataHome(),
+    repoDir: repo,
+    worktreePath: path,
+    branch,
+    baseRef,
+  });
 }
 
 function workerEdits(dir: string): void {
@@ -266,7 +274,7 @@ describe('worktree lifecycle', () => {
     const patchPath = join(root, 'patch.diff');
     await snapshotWork({ repository, baseCommit, message: 'work', patchPath });
     run(repo, 'branch', 'unrelated');
-    const removal = { repoDir: repo, worktreePath, branch: BRANCH };
+    const removal = { dataHome: dataHome(), repoDir: repo, worktreePath, branch: BRANCH };
 
     const unmerged = await removeWorktree(removal);
     expect(unmerged).toMatchObject({ worktreeRemoved: true, branchDeleted: false });
@@ -287,7 +295,9 @@ describe('worktree lifecycle', () => {
   it('removes a worktree whose directory is already gone and deletes an untouched branch', async () => {
     await start();
     rmSync(worktreePath, { recursive: true, force: true });
-    expect(await removeWorktree({ repoDir: repo, worktreePath, branch: BRANCH })).toEqual({
+    expect(
+      await removeWorktree({ dataHome: dataHome(), repoDir: repo, worktreePath, branch: BRANCH }),
+    ).toEqual({
       worktreeRemoved: true,
       branchDeleted: true,
     });
@@ -357,8 +367,15 @@ describe('snapshot of the working tree', () => {
   it("cleanup deletes a branch still at the snapshot, and keeps one with the worker's commit", async () => {
     writeFileSync(join(repo, 'keep.txt'), 'edited\n');
     const { commit } = (await snapshotWorkingTree(await recordGit(repo)))!;
-    await createWorktree({ repoDir: repo, worktreePath, branch: BRANCH, baseRef: commit });
+    await createWorktree({
+      dataHome: dataHome(),
+      repoDir: repo,
+      worktreePath,
+      branch: BRANCH,
+      baseRef: commit,
+    });
     const untouched = await removeWorktree({
+      dataHome: dataHome(),
       repoDir: repo,
       worktreePath,
       branch: BRANCH,
@@ -366,6 +383,7 @@ describe('snapshot of the working tree', () => {
     });
     expect(untouched).toMatchObject({ worktreeRemoved: true, branchDeleted: true });
     const created = await createWorktree({
+      dataHome: dataHome(),
       repoDir: repo,
       worktreePath,
       branch: BRANCH,
@@ -379,6 +397,7 @@ describe('snapshot of the working tree', () => {
       patchPath: join(root, 'patch.diff'),
     });
     const worked = await removeWorktree({
+      dataHome: dataHome(),
       repoDir: repo,
       worktreePath,
       branch: BRANCH,

@@ -176,6 +176,8 @@ export interface JobFile extends JobSummary {
   nestedGitAtStart?: string[];
   /** Their fingerprints at the start (path → fingerprint): a change at the end is the worker's. */
   gitShapesAtStart?: GitShapesAtStart;
+  /** An in-place task's snapshot of its workdir, taken before the worker started. */
+  snapshot?: InPlaceSnapshot;
   /**
    * What the worker did to git metadata (`tampered`) or to the user's repository (`damaged`),
    * and keys of this machine found in its work (`keys`): tampered work or work holding a key
@@ -238,6 +240,20 @@ export interface JobFile extends JobSummary {
   winner?: string;
   /** Why the task is being stopped (a cancel, another attempt winning); set before any kill. */
   stopRequested?: string;
+}
+
+/**
+ * The snapshot of an in-place task's workdir (see tasks/in-place-snapshot.ts): what the end
+ * compares the disk with, and what `task_cleanup` with `discard` puts back.
+ */
+export interface InPlaceSnapshot {
+  /** Its folder, `jobs/<id>/snapshot`: `manifest.json` and the copies under `files/`. */
+  dir: string;
+  /** Files, folders and links it holds. */
+  entries: number;
+  bytes: number;
+  /** What it does not hold, and why (git metadata, delegate's own data inside the workdir). */
+  leftOut: string[];
 }
 
 /** One attempt of a task: its own task id and the profile it runs on. */

@@ -1,9 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
 import { listJobFolders } from './job-folders.ts';
-import { withFileLock } from '../util/file-lock.ts';
+import { claimHeldFile, isAbandoned, readHeldFile, withFileLock } from '../util/file-lock.ts';
+import { currentProcessIdentity } from '../util/process-identity.ts';
 import { refreshStatusLines } from './refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
@@ -37,6 +47,55 @@ export function newTaskId(): string {
 
 const TASK_ID = /^t_[a-z0-9]{1,32}$/;
 
+/**
+ * A new task id with its job folder made, so no other start, in this process or another, gets
+ * the same id: the folder is created exclusively, and an id already taken is drawn again. The
+ * folder holds `starting` (this process) until {@link markStarted}: while that process lives,
+ * a folder without job.json is a task being made, however long that takes. A start that is
+ * refused later removes the folder.
+ */
+export function reserveTaskId(dataHome: string, draw: () => string = newTaskId): string {
+  for (let tries = 1; ; tries += 1) {
+    const id = draw();
+    try {
+      // `jobs/` may come and go: a refused start removes it when it is left empty.
+      mkdirSync(jobsDir(dataHome), { recursive: true });
+      mkdirSync(jobDir(dataHome, id));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'EEXIST' && code !== 'ENOENT') || tries >= 20) throw error;
+      continue;
+    }
+    claimHeldFile(startingPath(dataHome, id), JSON.stringify(currentProcessIdentity()));
+    return id;
+  }
+}
+
+/** A start refused after {@link reserveTaskId}: its folder goes, and `jobs/` too when left empty. */
+export function releaseTaskId(dataHome: string, id: string): void {
+  rmSync(jobDir(dataHome, id), { recursive: true, force: true });
+  try {
+    rmdirSync(jobsDir(dataHome));
+  } catch {
+    // Other tasks' folders are there.
+  }
+}
+
+/** The task's job.json is written: its folder no longer needs the mark of a start in flight. */
+export function markStarted(dataHome: string, id: string): void {
+  rmSync(startingPath(dataHome, id), { force: true });
+}
+
+function startingPath(dataHome: string, id: string): string {
+  return join(jobDir(dataHome, id), 'starting');
+}
+
+/** A start in flight (its process alive) has reserved this id and not yet written job.json. */
+function isStarting(dataHome: string, id: string): boolean {
+  const starting = readHeldFile(startingPath(dataHome, id));
+  return starting?.holder !== undefined && !isAbandoned(starting);
+}
+
 export function jobDir(dataHome: string, id: string): string {
   if (!TASK_ID.test(id)) throw new UserError(`"${id}" is not a task id (they look like t_ab12cd).`);
   return join(jobsDir(dataHome), id);
@@ -46,6 +105,9 @@ export function readJob(dataHome: string, id: string, wording = TOOL_WORDING): J
   const dir = jobDir(dataHome, id);
   const file = join(dir, 'job.json');
   const read = readJsonFile(file);
+  if (read === undefined && isStarting(dataHome, id)) {
+    throw new UserError(`Task ${id} is still being started; look again in a moment.`);
+  }
   if (read === undefined && !existsSync(dir)) {
     // A worktree whose job folder is gone (removed by hand, or a start cut short) is not lost.
     if (strayWorktree(dataHome, id))
@@ -181,6 +243,7 @@ function worktreesWithoutJob(dataHome: string, ids: readonly string[], now: numb
 }
 
 function isBeingCreated(dataHome: string, id: string, now: number): boolean {
+  if (isStarting(dataHome, id)) return true;
   try {
     return now - statSync(jobDir(dataHome, id)).mtimeMs < CREATING_MS;
   } catch {

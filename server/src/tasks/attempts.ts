@@ -16,7 +16,8 @@ import { errorMessage } from '../util/user-error.ts';
 import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
-import { mergeInstructions, removeRunnerFolder, removeWorktree, renameBranch } from './worktree.ts';
+import { mergeInstructions, removeRunnerFolder } from './worktree.ts';
+import { removeWorktree, renameBranch } from './worktree-lifecycle.ts';
 import { statusLine } from './task-format.ts';
 
 /** Attempt `n` (from 1) of task `id`: a plain task id, so every id check and pattern takes it. */
@@ -264,9 +265,10 @@ async function resultOf(dataHome: string, attempt: JobFile): Promise<TaskResultF
  * Removes an attempt's worktree and its branch, unmerged commits and all (its patch is the
  * record); nothing to do for one placed nowhere.
  */
-export async function removeAttemptWorktree(attempt: JobFile): Promise<void> {
+export async function removeAttemptWorktree(dataHome: string, attempt: JobFile): Promise<void> {
   if (!attempt.repoDir || !attempt.branch || !attempt.worktreePath) return;
   await removeWorktree({
+    dataHome,
     repoDir: attempt.repoDir,
     ...(attempt.git ? { commonDir: attempt.git.commonDir } : {}),
     worktreePath: attempt.worktreePath,
@@ -281,7 +283,7 @@ async function discardAttempt(dataHome: string, id: string, attempt: JobFile): P
   if (attempt.gitProblems?.tampered.length) return;
   const note = (what: string, why: string) =>
     appendEvent(dataHome, id, 'attempt', `${attempt.id}: ${what} not removed: ${why}`);
-  await removeAttemptWorktree(attempt).catch((error: unknown) =>
+  await removeAttemptWorktree(dataHome, attempt).catch((error: unknown) =>
     note('worktree', errorMessage(error)),
   );
   const left = await removeRunnerFolder(dataHome, attempt);
@@ -350,7 +352,13 @@ async function takeChosen(
   try {
     // Already renamed by a settle that was stopped before it recorded the end.
     if (chosen.branch !== branch) {
-      await renameBranch(chosen.repoDir, chosen.branch, branch, chosen.git?.commonDir);
+      await renameBranch({
+        dataHome,
+        repoDir: chosen.repoDir,
+        from: chosen.branch,
+        to: branch,
+        ...(chosen.git ? { commonDir: chosen.git.commonDir } : {}),
+      });
     }
   } catch (error) {
     return {

@@ -13,7 +13,8 @@ import { tryGit } from '../git/git.ts';
 import { strayWorktree } from '../store/job-damage.ts';
 import { jobDir, type JobDamage } from '../store/job-store.ts';
 import { processesOfTask } from './reconcile.ts';
-import { removeWorktree, repositoryRoot } from './worktree.ts';
+import { repositoryRoot } from './worktree.ts';
+import { removeWorktree } from './worktree-lifecycle.ts';
 
 export interface DamagedJob extends JobDamage {
   /** The project it belongs to, when the file or its repository tells. */
@@ -145,6 +146,7 @@ export async function cleanDamaged(
   if (job.repoDir && existsSync(job.repoDir)) {
     try {
       const removed = await removeWorktree({
+        dataHome,
         repoDir: job.repoDir,
         worktreePath: job.worktreePath ?? join(dataHome, 'worktrees', '-', job.id),
         branch,

@@ -16,16 +16,17 @@ import {
   readJob,
   updateJob,
 } from '../store/job-store.ts';
-import {
-  describeChanges,
-  mergeInstructions,
-  recordStartedTask,
-  removeWorktree,
-  snapshotWork,
-  takeCommitsOffBranch,
-} from './worktree.ts';
+import { describeChanges, mergeInstructions, recordStartedTask, snapshotWork } from './worktree.ts';
+import { removeWorktree, takeCommitsOffBranch } from './worktree-lifecycle.ts';
 import { keysInWork } from './keys-in-work.ts';
-import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
+import type {
+  InPlaceSnapshot,
+  JobFile,
+  ReviewFacts,
+  VerificationFacts,
+} from '../store/job-file.ts';
+import { listedChanges, measureChanges } from './in-place-changes.ts';
+import { snapshotSkips } from './in-place-snapshot.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
 export interface TaskResultFile {
@@ -50,6 +51,15 @@ export interface TaskResultFile {
   salvageError?: string;
   /** A task run as several attempts: one line per attempt (the result above is the chosen one's). */
   attempts?: AttemptLine[];
+  /** An in-place task: its changes were measured on disk against the snapshot from its start. */
+  inPlace?: {
+    workdir: string;
+    snapshotDir: string;
+    /** What the snapshot did not hold (git metadata, delegate's data), so was not compared. */
+    leftOut: string[];
+    /** The workdir holds too many entries now: the comparison stopped before the end. */
+    isCut?: boolean;
+  };
 }
 
 /** One line of task_result per attempt. */
@@ -164,7 +174,7 @@ async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitPro
     quarantineDir: join(jobDir(dataHome, job.id), 'quarantine'),
   });
   // Under the sandbox the repository is read-only to the worker: the history walk is skipped.
-  const damaged = await repositoryDamage(job.git, job.sandboxed !== true);
+  const damaged = await repositoryDamage(job.git, job.sandboxed !== true, dataHome);
   // The keys this process could send (the worker's, the server's or the CLI's environment).
   const keys = await keysInWork(job, dataHome, process.env);
   return tampered.length + damaged.length + keys.length > 0
@@ -253,11 +263,14 @@ async function writeResult(dataHome: string, job: JobFile, path: string): Promis
 }
 
 async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResultFile>> {
+  if (job.snapshot) return measureInPlace(dataHome, job.workdir, job.snapshot);
   if (isUnsafe(job.gitProblems)) {
     const why = job.gitProblems?.keys?.length
       ? 'the work holds a key'
       : 'the git metadata was tampered with';
-    const off = await takeCommitsOffBranch(job).catch((error: unknown) => errorMessage(error));
+    const off = await takeCommitsOffBranch(dataHome, job).catch((error: unknown) =>
+      errorMessage(error),
+    );
     return { salvageError: `not salvaged: ${why}${off ? `; ${off}` : ''}` };
   }
   try {
@@ -275,6 +288,7 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
       // still removes the job's files).
       if (snapshot.commit === undefined) {
         await removeWorktree({
+          dataHome,
           repoDir: job.repoDir,
           commonDir: recorded.commonDir,
           worktreePath: recorded.workTree,
@@ -302,5 +316,26 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
     return { ...(await describeChanges(recorded)), patchBytes: 0 };
   } catch (error) {
     return { salvageError: errorMessage(error) };
+  }
+}
+
+/** An in-place task's files changed, from the disk against its snapshot (never from git). */
+async function measureInPlace(
+  dataHome: string,
+  workdir: string,
+  snapshot: InPlaceSnapshot,
+): Promise<Partial<TaskResultFile>> {
+  const inPlace = { workdir, snapshotDir: snapshot.dir, leftOut: snapshot.leftOut };
+  try {
+    const measured = await measureChanges(snapshot.dir, snapshotSkips(dataHome));
+    return {
+      filesChanged: listedChanges(measured.changes),
+      inPlace: { ...inPlace, ...(measured.isCut ? { isCut: true } : {}) },
+    };
+  } catch (error) {
+    return {
+      inPlace,
+      salvageError: `the files changed could not be measured against the snapshot: ${errorMessage(error)}`,
+    };
   }
 }

@@ -4,6 +4,7 @@ import { git, type GitOptions } from '../git/git.ts';
 import { describeShape, findGitShapes, makeInert } from '../git/git-shapes.ts';
 import type { GitShapesAtStart, PinnedRepository, RecordedGit } from '../store/job-file.ts';
 import { quotePath } from '../util/inert-text.ts';
+import { withRepositoryLock } from './repository-lock.ts';
 
 /** How long the object store's connectivity check may take (a very large repository stops it). */
 const FSCK_TIMEOUT_MS = 20_000;
@@ -124,11 +125,13 @@ async function checkCommonDir(
  * Whether the user's repository still works: HEAD (when it had a commit at the start) and the
  * current branch resolve, refs can be listed, and — when `isThorough`, for a task whose
  * commands could write the repository (no sandbox) — every ref's history is complete (within a
- * time bound). Returns what is broken; empty when all checks pass or could not finish in time.
+ * time bound; with `dataHome`, a failure is confirmed under the repository's lock). Returns
+ * what is broken; empty when all checks pass or could not finish in time.
  */
 export async function repositoryDamage(
   recorded: RecordedGit,
   isThorough = true,
+  dataHome?: string,
 ): Promise<string[]> {
   const repository: PinnedRepository = { gitDir: recorded.commonDir, workTree: recorded.workTree };
   const options = { repository, timeoutMs: FSCK_TIMEOUT_MS };
@@ -144,8 +147,20 @@ export async function repositoryDamage(
     problems.push('its refs can no longer be read');
   }
   if (problems.length > 0 || !recorded.startCommit || !isThorough) return problems;
+  // Reflogs are left out: another task's end appends to its branch's reflog at any moment.
+  const fsck = () =>
+    git(
+      cwd,
+      ['fsck', '--connectivity-only', '--no-dangling', '--no-reflogs', '--no-progress'],
+      options,
+    );
   try {
-    await git(cwd, ['fsck', '--connectivity-only', '--no-dangling', '--no-progress'], options);
+    await fsck().catch((error: unknown) => {
+      // fsck reads every worktree: one another task is adding or removing at this moment fails
+      // it, so a failure counts only when it holds while no worktree of the repository changes.
+      if (dataHome === undefined || wasStopped(error)) throw error;
+      return withRepositoryLock(dataHome, recorded.commonDir, fsck);
+    });
   } catch (error) {
     if (!wasStopped(error)) problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
   }

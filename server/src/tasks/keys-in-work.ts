@@ -15,6 +15,8 @@ import { quotePath } from '../util/inert-text.ts';
 import type { Environment } from '../config/paths.ts';
 import type { JobFile, PinnedRepository } from '../store/job-file.ts';
 import { describeChanges } from './worktree.ts';
+import { measureChanges, readManifest } from './in-place-changes.ts';
+import { snapshotSkips } from './in-place-snapshot.ts';
 import { withIndexCopy } from './working-tree.ts';
 
 /** What one check reads at most; larger work is not passed unchecked but refused. */
@@ -31,7 +33,7 @@ type Scan = (text: string) => NamedSecret | undefined;
  * the work a task leaves, in any form a worker could write one (see secret-finder.ts). In a
  * worktree: everything that would reach the branch — each object reachable from its work (the
  * worker's commits and messages, then the uncommitted files, with their names) and not from its
- * base. In place: the files changed since the task started, and their names. One line per key
+ * base. In place: the files added or changed since the snapshot of its start, and their names. One line per key
  * found, naming where; empty when none is.
  */
 export async function keysInWork(
@@ -40,13 +42,19 @@ export async function keysInWork(
   env: Environment,
 ): Promise<string[]> {
   const secrets = secretsFor(job, dataHome, env);
-  if (secrets.length === 0 || !job.git) return [];
+  if (secrets.length === 0) return [];
   const find = secretFinder(secrets);
   const scan: Scan = (text) => scanText(text, find, longestForm(secrets));
   try {
-    return job.isolation === 'worktree' && job.baseCommit
-      ? await keysInBranchWork(job.git, job.baseCommit, scan)
-      : await keysInFilesChanged(job.git, Date.parse(job.createdAt), scan);
+    if (job.isolation === 'worktree' && job.baseCommit && job.git) {
+      return await keysInBranchWork(job.git, job.baseCommit, scan);
+    }
+    const changed = job.snapshot
+      ? await changedOnDisk(job.snapshot.dir, dataHome)
+      : job.git
+        ? await changedSince(job.git, Date.parse(job.createdAt))
+        : undefined;
+    return changed ? await keysInFiles(changed.root, changed.paths, scan) : [];
   } catch (error) {
     return [`the work could not be checked for keys (${errorMessage(error)})`];
   }
@@ -167,20 +175,42 @@ function* batches<T>(items: T[], sizes: number[]): Generator<T[]> {
   if (batch.length) yield batch;
 }
 
-/** In place: the files git sees changed (or new) since HEAD that were written since `since`. */
-async function keysInFilesChanged(
+/** In place: the files added or changed since the snapshot taken at the task's start. */
+async function changedOnDisk(
+  snapshotDir: string,
+  dataHome: string,
+): Promise<{ root: string; paths: string[] }> {
+  const measured = await measureChanges(snapshotDir, snapshotSkips(dataHome));
+  const root = (await readManifest(snapshotDir)).workdir;
+  const paths = measured.changes
+    .filter((change) => change.status !== 'D' && change.after?.type === 'file')
+    .map((change) => change.path);
+  return { root, paths };
+}
+
+/** In place, a task from before snapshots: what git sees changed, written since `since`. */
+async function changedSince(
   repository: PinnedRepository,
   since: number,
-  scan: Scan,
-): Promise<string[]> {
+): Promise<{ root: string; paths: string[] }> {
   const { filesChanged } = await describeChanges(repository);
-  const found: string[] = [];
-  let total = 0;
+  const paths: string[] = [];
   for (const { status, path } of filesChanged) {
     if (status === 'D') continue;
-    const absolute = join(repository.workTree, path);
+    const info = await lstat(join(repository.workTree, path)).catch(() => undefined);
+    if (info?.isFile() && info.mtimeMs >= since - 2_000) paths.push(path);
+  }
+  return { root: repository.workTree, paths };
+}
+
+/** The files (relative to `root`) and their names searched for keys. */
+async function keysInFiles(root: string, paths: readonly string[], scan: Scan): Promise<string[]> {
+  const found: string[] = [];
+  let total = 0;
+  for (const path of paths) {
+    const absolute = join(root, path);
     const info = await lstat(absolute).catch(() => undefined);
-    if (!info?.isFile() || info.mtimeMs < since - 2_000) continue;
+    if (!info?.isFile()) continue;
     total += info.size;
     if (total > MAX_SCANNED_BYTES) return [...found, 'the work is too large to check for keys'];
     const inName = scan(path);

@@ -25,8 +25,10 @@ import {
   isTerminal,
   jobDir,
   listJobs,
-  newTaskId,
+  markStarted,
   readJob,
+  releaseTaskId,
+  reserveTaskId,
   updateJob,
   writeJob,
 } from '../store/job-store.ts';
@@ -35,7 +37,7 @@ import { finishTask } from './finish-task.ts';
 import { TASK_ID_VARIABLE } from './reconcile.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
-import { inPlace, makeWorktree } from './task-place.ts';
+import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
 import { isGitRepository } from './worktree.ts';
 import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts';
 import type { JobFile, RecordedRunner } from '../store/job-file.ts';
@@ -96,27 +98,30 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const plan = await planTask({ ...input, ...profileOf(profiles[0]) }, config, context);
   const project = realpathSync(context.projectDir);
   const workdir = confineWorkdir(project, input.workdir ?? '.');
-  const isolation = input.isolation ?? ((await isGitRepository(workdir)) ? 'worktree' : 'none');
-  if (plan.runner && isolation === 'none') {
-    throw new UserError(
-      `A task on a runner works in a worktree whose files travel with git: run it in a git repository, without isolation "none".`,
-    );
-  }
+  const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
   if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
-  const id = newTaskId();
-  const place =
-    isolation === 'worktree'
-      ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
-      : await inPlace(workdir);
-  // Only now: a refused start leaves no job folder behind.
-  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
-  const job = queuedJob(input, config, plan, { id, project, isolation, ...place }, context);
-  await writeJob(context.dataHome, job);
-  appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
-  const { sandbox } = plan;
-  appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
-  if (job.testCommand && !(await preflightPasses(job, job.testCommand, context))) {
-    return readJob(context.dataHome, id);
+  const id = reserveTaskId(context.dataHome);
+  let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
+  let job: JobFile;
+  try {
+    place =
+      isolation === 'worktree'
+        ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
+        : await inPlace(workdir, jobDir(context.dataHome, id), context.dataHome);
+    job = queuedJob(input, config, plan, { id, project, isolation, ...place }, context);
+    await writeJob(context.dataHome, job);
+    markStarted(context.dataHome, id);
+    appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
+    const { sandbox } = plan;
+    appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
+    if (job.testCommand && !(await preflightPasses(job, job.testCommand, context))) {
+      return readJob(context.dataHome, id);
+    }
+  } catch (error) {
+    // A start refused or failed half-way leaves nothing: no job folder, worktree or branch.
+    await undoPlace(context.dataHome, place).catch(() => undefined);
+    releaseTaskId(context.dataHome, id);
+    throw error;
   }
   return spawnWorker(job, context);
 }
@@ -180,7 +185,7 @@ async function startAttempts(
       'Several attempts each need a worktree of their own: run them in a git repository, without isolation "none".',
     );
   }
-  const id = newTaskId();
+  const id = reserveTaskId(context.dataHome);
   // One budget for the task: each attempt may spend its share, so together they stay within it.
   const share = taskBudget(input.budgetUsd, config.budget.perTaskUsd).budgetUsd;
   const perAttempt = share === undefined ? {} : { budgetUsd: share / plans.length };
@@ -188,8 +193,9 @@ async function startAttempts(
   try {
     for (const [index, plan] of plans.entries()) {
       const attemptIdOf = attemptId(id, index + 1);
-      const place = await makeWorktree(attemptIdOf, workdir, input.baseBranch, context.dataHome);
+      // The task's id is reserved: its attempts' ids (`<id>a<n>`) are no other task's.
       mkdirSync(jobDir(context.dataHome, attemptIdOf), { recursive: true });
+      const place = await makeWorktree(attemptIdOf, workdir, input.baseBranch, context.dataHome);
       const placed = { id: attemptIdOf, project, isolation: 'worktree' as const, ...place };
       const job: JobFile = {
         ...queuedJob(input, config, plan, placed, context),
@@ -201,10 +207,13 @@ async function startAttempts(
     }
   } catch (error) {
     await removeAttempts(context.dataHome, attempts);
+    for (const index of plans.keys()) {
+      rmSync(jobDir(context.dataHome, attemptId(id, index + 1)), { recursive: true, force: true });
+    }
+    releaseTaskId(context.dataHome, id);
     throw error;
   }
   const first = attempts[0]!;
-  mkdirSync(jobDir(context.dataHome, id), { recursive: true });
   const task: JobFile = {
     ...queuedJob(
       input,
@@ -230,6 +239,7 @@ async function startAttempts(
   task.sandboxed = unsandboxed === undefined;
   if (unsandboxed?.sandbox.note) task.sandboxNote = unsandboxed.sandbox.note;
   await writeJob(context.dataHome, task);
+  markStarted(context.dataHome, id);
   appendEvent(
     context.dataHome,
     id,
@@ -278,7 +288,7 @@ async function startAttempts(
 /** The worktrees and folders of attempts made before a start was refused. */
 async function removeAttempts(dataHome: string, attempts: JobFile[]): Promise<void> {
   for (const attempt of attempts) {
-    await removeAttemptWorktree(attempt).catch(() => undefined);
+    await removeAttemptWorktree(dataHome, attempt).catch(() => undefined);
     rmSync(jobDir(dataHome, attempt.id), { recursive: true, force: true });
   }
 }

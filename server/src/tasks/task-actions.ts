@@ -19,7 +19,9 @@ import { removeAttemptWorktree, settleAttempts, stopAttempts } from './attempts.
 import { STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine, type InlinePatch } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
-import { removeRunnerFolder, removeWorktree } from './worktree.ts';
+import { removeRunnerFolder } from './worktree.ts';
+import { removeWorktree } from './worktree-lifecycle.ts';
+import { restoreSnapshot } from './in-place-restore.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { readTextStartSync } from '../util/regular-file.ts';
 
@@ -110,7 +112,18 @@ export interface CleanupRequest {
   taskId?: string;
   allFinished?: boolean;
   keepBranch?: boolean;
+  /** Throw the task's work away: its branch goes even unmerged; an in-place task's files are put back. */
+  discard?: boolean;
+  /** With discard: put back even paths changed again since the task ended. */
+  force?: boolean;
   wording?: Wording;
+}
+
+/** What to do with an ended task's work as it is cleaned up. */
+interface CleanHow {
+  keepBranch: boolean;
+  discard: boolean;
+  force: boolean;
 }
 
 /** Removes ended tasks' worktrees, branches (unless unmerged or kept) and files. */
@@ -122,22 +135,40 @@ export async function cleanupTasks(
   const wording = request.wording ?? TOOL_WORDING;
   if (!request.taskId && !request.allFinished)
     throw new UserError('Pass task_id, or all_finished: true.');
+  const how = cleanHow(request);
   const project = realpathSync(projectDir);
-  const keepBranch = request.keepBranch ?? false;
-  if (request.taskId) return cleanById(dataHome, project, request.taskId, keepBranch, wording);
+  if (request.taskId) return cleanById(dataHome, project, request.taskId, how, wording);
   const { jobs, damaged } = await projectTaskList(dataHome, project);
   const lines = [];
   for (const job of jobs.filter((each) => isTerminal(each.state)))
-    lines.push(await cleanOne(dataHome, job, keepBranch, wording));
-  for (const job of damaged) lines.push(await cleanDamagedJob(dataHome, job, keepBranch, wording));
+    lines.push(await cleanOne(dataHome, job, how, wording));
+  for (const job of damaged) lines.push(await cleanDamagedJob(dataHome, job, how, wording));
   return lines.length ? lines.join('\n') : 'No ended tasks to clean up.';
+}
+
+function cleanHow(request: CleanupRequest): CleanHow {
+  const how = {
+    keepBranch: request.keepBranch ?? false,
+    discard: request.discard ?? false,
+    force: request.force ?? false,
+  };
+  if (how.force && !how.discard) throw new UserError('force goes with discard: pass both.');
+  if (how.discard && request.allFinished) {
+    throw new UserError(
+      'discard throws one task’s work away: name it with task_id, not all_finished.',
+    );
+  }
+  if (how.discard && how.keepBranch) {
+    throw new UserError('discard deletes the task’s branch and keep_branch keeps it: pass one.');
+  }
+  return how;
 }
 
 async function cleanById(
   dataHome: string,
   project: string,
   id: string,
-  keepBranch: boolean,
+  how: CleanHow,
   wording: Wording,
 ): Promise<string> {
   let job: JobFile;
@@ -145,23 +176,24 @@ async function cleanById(
     job = await getTask(dataHome, id, wording);
   } catch (error) {
     if (!(error instanceof DamagedJobError)) throw error;
-    return cleanDamaged(dataHome, await locateDamagedTask(dataHome, project, error), keepBranch);
+    const damaged = await locateDamagedTask(dataHome, project, error);
+    return cleanDamaged(dataHome, damaged, how.keepBranch);
   }
   const resultDamage = damagedResult(dataHome, job);
-  if (resultDamage) return cleanOne(dataHome, job, keepBranch, wording, { isResultDamaged: true });
-  return cleanOne(dataHome, job, keepBranch, wording);
+  if (resultDamage) return cleanOne(dataHome, job, how, wording, { isResultDamaged: true });
+  return cleanOne(dataHome, job, how, wording);
 }
 
 /** A task whose result.json alone is damaged is cleaned like any ended task, without reading it. */
 function cleanDamagedJob(
   dataHome: string,
   job: DamagedJob,
-  keepBranch: boolean,
+  how: CleanHow,
   wording: Wording,
 ): Promise<string> {
   return job.job && isTerminal(job.job.state)
-    ? cleanOne(dataHome, job.job, keepBranch, wording, { isResultDamaged: true })
-    : cleanDamaged(dataHome, job, keepBranch);
+    ? cleanOne(dataHome, job.job, how, wording, { isResultDamaged: true })
+    : cleanDamaged(dataHome, job, how.keepBranch);
 }
 
 /**
@@ -172,11 +204,32 @@ async function cleanAttempts(dataHome: string, job: JobFile): Promise<void> {
   for (const ref of job.attempts ?? []) {
     const attempt = tryReadJob(dataHome, ref.id);
     if (attempt && attempt.branch !== job.branch) {
-      await removeAttemptWorktree(attempt).catch(() => undefined);
+      await removeAttemptWorktree(dataHome, attempt).catch(() => undefined);
     }
     if (attempt) await removeRunnerFolder(dataHome, attempt);
     rmSync(jobDir(dataHome, ref.id), { recursive: true, force: true });
   }
+}
+
+/**
+ * An in-place task's files: put back from the snapshot when discarding, else kept as the task
+ * left them (the snapshot goes with the job's folder). Returns the note for the cleanup line.
+ */
+async function settleInPlace(job: JobFile, how: CleanHow, wording: Wording): Promise<string> {
+  if (job.isolation !== 'none') return '';
+  if (!how.discard) {
+    return job.snapshot ? `; its changes in ${job.workdir} are kept (the snapshot is removed)` : '';
+  }
+  if (!job.snapshot) {
+    throw new UserError(
+      `${job.id} worked in place with no snapshot (it started before delegate took them), so there is nothing to put back: clean it up without discard.`,
+    );
+  }
+  const restored = await restoreSnapshot(job.snapshot.dir, {
+    force: how.force,
+    forceHow: wording.discard(job.id, true),
+  });
+  return `; ${restored}`;
 }
 
 function tryReadJob(dataHome: string, id: string): JobFile | undefined {
@@ -190,7 +243,7 @@ function tryReadJob(dataHome: string, id: string): JobFile | undefined {
 async function cleanOne(
   dataHome: string,
   job: JobFile,
-  keepBranch: boolean,
+  how: CleanHow,
   wording: Wording,
   { isResultDamaged = false } = {},
 ): Promise<string> {
@@ -201,19 +254,22 @@ async function cleanOne(
   }
   // Its work is salvaged first: cleaning up while the task's end still commits would race it.
   if (!isResultDamaged) await ensureResult(dataHome, job);
+  // Put back before anything goes: a refused restore leaves the task as it was.
+  let note = await settleInPlace(job, how, wording);
   await cleanAttempts(dataHome, job);
-  let note = '';
   if (job.isolation === 'worktree' && job.repoDir && job.branch && job.worktreePath) {
     const removed = await removeWorktree({
+      dataHome,
       repoDir: job.repoDir,
       ...(job.git ? { commonDir: job.git.commonDir } : {}),
       worktreePath: job.worktreePath,
       branch: job.branch,
-      keepBranch,
+      keepBranch: how.keepBranch,
+      discardBranch: how.discard,
       ...(job.uncommittedAtStart && job.baseCommit ? { snapshotBase: job.baseCommit } : {}),
     });
     // No note and not deleted: the branch was gone already (a task that changed nothing).
-    note = removed.branchDeleted
+    note += removed.branchDeleted
       ? `; branch ${job.branch} deleted`
       : removed.note
         ? `; branch ${job.branch} kept (${removed.note})`

@@ -108,6 +108,7 @@ export function resultText(
     result.error ? `error: ${inertLine(result.error)}` : '',
     `summary:\n${inertBlock(result.summary || '(none)', MAX_SUMMARY_CHARS)}`,
     filesChangedText(result.filesChanged),
+    result.inPlace ? inPlaceText(job.id, result.inPlace, wording) : '',
     result.diffstat ? `diffstat:\n${inertBlock(result.diffstat)}` : '',
     `cost: $${job.costUsd.toFixed(4)} · model: ${inertLine(job.modelAnswered ?? job.profile ?? '?', 120)} · steps: ${job.step}`,
     result.patchPath ? `patch: ${result.patchPath} (${result.patchBytes} bytes)` : '',
@@ -149,6 +150,22 @@ function patchText(patch: InlinePatch, result: TaskResultFile): string {
     `patch (cut: its first ${sizes}):\n${inertBlock(patch.text)}\n` +
     `patch cut after ${sizes}: the whole patch is in ${result.patchPath}`
   );
+}
+
+/** How an in-place task's changes were measured, and how to undo them. */
+function inPlaceText(
+  id: string,
+  inPlace: NonNullable<TaskResultFile['inPlace']>,
+  wording: Wording,
+): string {
+  const leftOut = inPlace.leftOut.length ? ` (not compared: ${inPlace.leftOut.join(', ')})` : '';
+  const cut = inPlace.isCut
+    ? '; the folder now holds over 200,000 entries, so the comparison stopped there and a deletion past that is not listed'
+    : '';
+  return [
+    `in place: changes measured on disk in ${inPlace.workdir} against the snapshot taken before the worker started${leftOut}${cut}`,
+    `to undo: ${wording.discard(id)} puts it back as it was then (refused for a path changed again since the task ended)`,
+  ].join('\n');
 }
 
 /** One line per attempt: which won, and why each other lost (its patch kept). */

@@ -2,8 +2,10 @@ import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { resolveCommit } from '../git/git.ts';
 import { findGitShapes } from '../git/git-shapes.ts';
+import { snapshotSkips, takeSnapshot } from './in-place-snapshot.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
-import { createWorktree, isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
+import { isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
+import { createWorktree, removeWorktree } from './worktree-lifecycle.ts';
 import type { RecordedGit } from '../store/job-file.ts';
 import type { JobFile } from '../store/job-file.ts';
 
@@ -38,6 +40,7 @@ export async function makeWorktree(
     throw new UserError(`base_branch "${baseBranch}" does not name a commit in ${repoDir}.`);
   }
   const created = await createWorktree({
+    dataHome,
     repoDir,
     worktreePath: join(dataHome, 'worktrees', basename(repoDir), id),
     branch: `delegate/${id}`,
@@ -55,6 +58,25 @@ export async function makeWorktree(
   };
 }
 
+/**
+ * Removes what {@link makeWorktree} made (the worktree and its branch) for a start that failed
+ * after it; nothing for a task in place or a start that made no place.
+ */
+export async function undoPlace(
+  dataHome: string,
+  place: Partial<Pick<JobFile, 'repoDir' | 'worktreePath' | 'branch' | 'git'>> | undefined,
+): Promise<void> {
+  if (!place?.repoDir || !place.worktreePath || !place.branch) return;
+  await removeWorktree({
+    dataHome,
+    repoDir: place.repoDir,
+    ...(place.git ? { commonDir: place.git.commonDir } : {}),
+    worktreePath: place.worktreePath,
+    branch: place.branch,
+    discardBranch: true,
+  });
+}
+
 async function startingPoint(
   repoDir: string,
   repository: RecordedGit,
@@ -68,15 +90,43 @@ async function startingPoint(
 }
 
 /**
- * An in-place task in a repository: where its git metadata is, and the git-shaped paths already
- * inside its directory (the user's own; any other one at the end was made by the worker).
+ * Where a task works: as asked, else in a worktree when its workdir is in a git repository.
+ * Outside one it works in place only when asked to, since it then edits the user's files.
+ */
+export async function chooseIsolation(
+  asked: 'worktree' | 'none' | undefined,
+  workdir: string,
+  isOnRunner: boolean,
+): Promise<'worktree' | 'none'> {
+  const isRepository = await isGitRepository(workdir);
+  if (isOnRunner && (asked === 'none' || !isRepository)) {
+    throw new UserError(
+      `A task on a runner works in a worktree whose files travel with git: run it in a git repository, without isolation "none".`,
+    );
+  }
+  if (isRepository) return asked ?? 'worktree';
+  if (asked === 'none') return 'none';
+  throw new UserError(
+    `${workdir} is not in a git repository, so ${asked ? 'no worktree can be made' : 'the task would edit your files in place with no branch to review'}. Make it one (git init && git add -A && git commit -m "initial") for a worktree of its own, or pass isolation: "none" to work in place (the files are snapshotted first; task_cleanup with discard: true puts them back).`,
+  );
+}
+
+/**
+ * An in-place task: the snapshot of its workdir (in the job folder `jobDir`), and in a
+ * repository where its git metadata is and the git-shaped paths already inside its directory
+ * (the user's own; any other one at the end was made by the worker).
  */
 export async function inPlace(
   workdir: string,
-): Promise<Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart' | 'gitShapesAtStart'>> {
-  if (!(await isGitRepository(workdir))) return { workdir };
+  jobDir: string,
+  dataHome: string,
+): Promise<
+  Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart' | 'gitShapesAtStart' | 'snapshot'>
+> {
+  const snapshot = await takeSnapshot(workdir, join(jobDir, 'snapshot'), snapshotSkips(dataHome));
+  if (!(await isGitRepository(workdir))) return { workdir, snapshot };
   const git = await recordGit(workdir);
-  return { workdir, git, ...(await shapesAtStart(workdir, join(git.workTree, '.git'))) };
+  return { workdir, git, ...(await shapesAtStart(workdir, join(git.workTree, '.git'))), snapshot };
 }
 
 /** The git-shaped paths of a task directory at its start, with their fingerprints. */

@@ -1,7 +1,6 @@
 import { mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
-  assertBranchName,
   diffFacts,
   git,
   PLAIN_DIFF,
@@ -10,7 +9,6 @@ import {
   workerIdentity,
   writePatch,
   type ChangeFacts,
-  type GitOptions,
 } from '../git/git.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { withIndexCopy, type ScratchIndexOptions } from './working-tree.ts';
@@ -74,45 +72,6 @@ export async function recordStartedTask(job: {
     return { gitDir, commonDir, workTree, pointer: `gitdir: ${gitDir}\n` };
   }
   return undefined;
-}
-
-/** The worktree's absolute path with symlinks in its parent resolved; parents are created. */
-async function prepareWorktreePath(root: string, worktreePath: string): Promise<string> {
-  const parent = dirname(resolve(worktreePath));
-  await mkdir(parent, { recursive: true });
-  const path = join(await realpath(parent), basename(worktreePath));
-  const fromRoot = relative(root, path);
-  if (fromRoot === '' || (!fromRoot.startsWith('..') && !isAbsolute(fromRoot))) {
-    throw new Error(`Worktree path ${path} is inside the repository ${root}; choose one outside.`);
-  }
-  return path;
-}
-
-/**
- * Creates a worktree at worktreePath (outside the repository; parent dirs created) on a NEW
- * branch `branch` from baseRef (default HEAD of the repository; a branch name, tag or commit).
- * Fails with a clear Error when the branch exists or baseRef does not resolve.
- */
-export async function createWorktree(options: {
-  repoDir: string;
-  worktreePath: string;
-  branch: string;
-  baseRef?: string;
-}): Promise<{ path: string; branch: string; baseCommit: string; git: RecordedGit }> {
-  const { branch, baseRef = 'HEAD' } = options;
-  const root = await repositoryRoot(options.repoDir);
-  await assertBranchName(root, branch);
-  if (await resolveCommit(root, `refs/heads/${branch}`)) {
-    throw new Error(`Branch ${branch} already exists in ${root}; use another branch name.`);
-  }
-  const baseCommit = await resolveCommit(root, baseRef);
-  if (!baseCommit) {
-    throw new Error(`Base ref "${baseRef}" does not name a commit in ${root}.`);
-  }
-  const path = await prepareWorktreePath(root, options.worktreePath);
-  await git(root, ['worktree', 'add', '--quiet', '-b', branch, path, baseCommit]);
-  const created = await realpath(path);
-  return { path: created, branch, baseCommit, git: await recordGit(created) };
 }
 
 /**
@@ -186,133 +145,6 @@ function withScratchIndex<T>(
     await git(repository.workTree, ['add', '--all', '--intent-to-add'], options);
     return action(options);
   });
-}
-
-/** A path as git lists it: symlinks resolved as far as the path exists. */
-async function canonicalPath(path: string): Promise<string> {
-  const absolute = resolve(path);
-  const real = await realpath(absolute).catch(() => undefined);
-  if (real) return real;
-  const parent = await realpath(dirname(absolute)).catch(() => dirname(absolute));
-  return join(parent, basename(absolute));
-}
-
-async function removeRegisteredWorktree(
-  root: string,
-  worktreePath: string,
-  options: GitOptions,
-): Promise<boolean> {
-  const listing = await git(root, ['worktree', 'list', '--porcelain'], options);
-  const registered = listing
-    .split('\n')
-    .filter((line) => line.startsWith('worktree '))
-    .map((line) => line.slice('worktree '.length))
-    .slice(1); // The first entry is the main working tree, which is never removed.
-  const wanted = await canonicalPath(worktreePath);
-  for (const entry of registered) {
-    if ((await canonicalPath(entry)) !== wanted) continue;
-    // Twice --force: also removes a locked worktree; a missing directory is unregistered.
-    await git(root, ['worktree', 'remove', '--force', '--force', entry], options);
-    return true;
-  }
-  return false;
-}
-
-async function settleBranch(
-  root: string,
-  branch: string,
-  keepBranch: boolean,
-  options: GitOptions & { snapshotBase?: string | undefined; discard?: boolean },
-): Promise<{ branchDeleted: boolean; note?: string }> {
-  const tip = await resolveCommit(root, `refs/heads/${branch}`, options);
-  if (!tip) return { branchDeleted: false };
-  if (keepBranch) return { branchDeleted: false, note: `Branch ${branch} kept as asked.` };
-  // A branch still at the snapshot of the user's uncommitted changes holds no work of its own.
-  const isMerged =
-    options.discard === true ||
-    tip === options.snapshotBase ||
-    (await tryGit(root, ['merge-base', '--is-ancestor', tip, 'HEAD'], options)) !== undefined;
-  if (!isMerged) {
-    const note = `Branch ${branch} kept: it has commits not merged into the current HEAD; delete it with \`git branch -D ${branch}\` once you no longer need them.`;
-    return { branchDeleted: false, note };
-  }
-  try {
-    // `branch -D` (not update-ref) refuses a branch still checked out somewhere.
-    await git(root, ['branch', '-D', branch], options);
-    return { branchDeleted: true };
-  } catch (error) {
-    return { branchDeleted: false, note: `Branch ${branch} kept: ${errorMessage(error)}` };
-  }
-}
-
-/**
- * Removes the worktree (force) and its branch unless keepBranch or the branch has commits not
- * merged into the repository's current HEAD (then the branch is kept and the note says why).
- * Never touches any other branch. Idempotent: a worktree or branch already gone is fine;
- * `worktreeRemoved` says whether this call removed a registered worktree. With the task's
- * recorded `commonDir`, git is pointed at it rather than finding it from `repoDir`.
- * `snapshotBase`: the snapshot commit of the user's uncommitted changes the task started from
- * (on no branch); a branch still there has nothing unmerged.
- */
-export async function removeWorktree(options: {
-  repoDir: string;
-  commonDir?: string;
-  worktreePath: string;
-  branch: string;
-  keepBranch?: boolean;
-  /** Delete the branch even with unmerged commits (a losing attempt: its patch is kept). */
-  discardBranch?: boolean;
-  snapshotBase?: string;
-}): Promise<{ worktreeRemoved: boolean; branchDeleted: boolean; note?: string }> {
-  const root = options.commonDir ? options.repoDir : await repositoryRoot(options.repoDir);
-  const pinned: GitOptions = options.commonDir
-    ? { repository: { gitDir: options.commonDir, workTree: root } }
-    : {};
-  await assertBranchName(root, options.branch);
-  const worktreeRemoved = await removeRegisteredWorktree(root, options.worktreePath, pinned);
-  const keep = options.keepBranch ?? false;
-  const branch = await settleBranch(root, options.branch, keep, {
-    ...pinned,
-    snapshotBase: options.snapshotBase,
-    discard: options.discardBranch ?? false,
-  });
-  return { worktreeRemoved, ...branch };
-}
-
-/**
- * Moves a task's branch back to its base when the worker committed on it itself: work that is
- * not salvaged (git metadata, a key) must not stay on the branch through the worker's own
- * commits either. Returns what it did, or undefined when the branch held none.
- */
-export async function takeCommitsOffBranch(
-  job: Pick<JobFile, 'isolation' | 'repoDir' | 'branch' | 'baseCommit' | 'git'>,
-): Promise<string | undefined> {
-  if (job.isolation !== 'worktree' || !job.repoDir || !job.branch || !job.baseCommit || !job.git)
-    return undefined;
-  const pinned = { repository: { gitDir: job.git.commonDir, workTree: job.repoDir } };
-  const ref = `refs/heads/${job.branch}`;
-  const tip = await resolveCommit(job.repoDir, ref, pinned);
-  if (!tip || tip === job.baseCommit) return undefined;
-  await git(job.repoDir, ['update-ref', ref, job.baseCommit, tip], pinned);
-  return `the worker's own commits were taken off ${job.branch} (it was at ${tip.slice(0, 12)})`;
-}
-
-/**
- * Renames branch `from` to `to` in the repository (a worktree that has it checked out follows);
- * with `commonDir`, git is pointed at it rather than finding it from `repoDir`.
- */
-export async function renameBranch(
-  repoDir: string,
-  from: string,
-  to: string,
-  commonDir?: string,
-): Promise<void> {
-  const pinned: GitOptions = commonDir
-    ? { repository: { gitDir: commonDir, workTree: repoDir } }
-    : {};
-  await assertBranchName(repoDir, from);
-  await assertBranchName(repoDir, to);
-  await git(repoDir, ['branch', '-m', from, to], pinned);
 }
 
 /** Quotes a word for POSIX shells when it needs it, so instructions can be pasted. */

@@ -12,9 +12,8 @@ export const agentsListTool = defineTool({
   title: 'List agent definitions',
   description:
     'Lists the agent definitions a task can run: name, description, tier and file, profile, tools, ' +
-    'turn limit. First found wins: ' +
-    '<project>/.claude/agents/<name>.md, <project>/.claude/skills/<name>/SKILL.md, ' +
-    "~/.claude/agents/<name>.md, then the plugin's bundled workers/<name>.md.",
+    "turn limit. First found wins: the project's .claude/agents/<name>.md, .claude/skills/<name>/SKILL.md, " +
+    "~/.claude/agents/<name>.md, the plugin's workers/<name>.md.",
   inputSchema: {
     workdir: z
       .string()

@@ -14,8 +14,7 @@ export const delegateBatchTool = defineTool({
   title: 'Delegate several jobs in parallel',
   description:
     'Runs up to 20 independent delegate jobs at once (within each pool); returns one block per job in input ' +
-    'order: answer and usage line, or the error (one failing never fails the others). Fan out bulk ' +
-    'reading, e.g. one job per log file or module.',
+    'order: answer and usage line, or the error (one failing never fails the others).',
   inputSchema: {
     jobs: z
       .array(

@@ -32,4 +32,3 @@ export { cancelTask, cleanupTasks, reviewTask } from '../tasks/task-actions.ts';
 export { attemptStatusLines, messageTargets } from '../tasks/attempts.ts';
 export { resultText, sandboxLine, statusLine } from '../tasks/task-format.ts';
 export { getTask, projectTasks, taskStatusText } from '../tasks/task-queries.ts';
-export { removeWorktree } from '../tasks/worktree.ts';

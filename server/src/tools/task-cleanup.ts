@@ -8,11 +8,16 @@ export const taskCleanupTool = defineTool({
   title: 'Clean up tasks',
   description:
     'Removes an ended task’s worktree, branch (kept if unmerged or with keep_branch), files and runner folder. ' +
-    'Refuses a running task (cancel it first). all_finished: every ended task of this project.',
+    'Refuses a running task (cancel it first).',
   inputSchema: {
     task_id: z.string().min(1).optional().describe('The task.'),
     all_finished: z.boolean().optional().describe('Clean every ended task of this project.'),
     keep_branch: z.boolean().optional().describe('Keep the delegate/<id> branch.'),
+    discard: z
+      .boolean()
+      .optional()
+      .describe('Undo the work: delete the branch; restore in-place files.'),
+    force: z.boolean().optional().describe('discard even files edited since it ended.'),
   },
   annotations: REMOVES_LOCAL_FILES,
   handler: async (input, { context, services }) =>
@@ -20,5 +25,7 @@ export const taskCleanupTool = defineTool({
       ...(input.task_id ? { taskId: input.task_id } : {}),
       allFinished: input.all_finished ?? false,
       keepBranch: input.keep_branch ?? false,
+      discard: input.discard ?? false,
+      force: input.force ?? false,
     }),
 });

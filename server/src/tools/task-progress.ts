@@ -8,7 +8,7 @@ export const taskProgressTool = defineTool({
   name: 'task_progress',
   title: 'Task progress (verbose)',
   description:
-    'Verbose audit of one task: state, step, recent activity, files touched, sandbox, hosts, runner, ' +
+    'One task in detail: state, step, recent activity, files touched, sandbox, hosts, runner, ' +
     'cost, elapsed time, last activity’s age. Call it occasionally; task_status is the cheap poll.',
   inputSchema: {
     task_id: z.string().min(1).describe('The task.'),

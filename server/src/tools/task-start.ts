@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { RUNS_WORKERS } from './annotations.ts';
 import { checkProfileArgument, defineTool, type ToolRun } from './define-tool.ts';
 import type { JobFile } from '../store/job-file.ts';
+import { formatBytes } from '../util/format-bytes.ts';
 
 /** task_start's arguments (its schema, also checked by the native-task door). */
 const TASK_START_INPUT = {
@@ -14,7 +15,7 @@ const TASK_START_INPUT = {
   isolation: z
     .enum(['worktree', 'none'])
     .optional()
-    .describe('worktree (default in a git repo) or none (work in place).'),
+    .describe('worktree (default; needs git) or none (in place, snapshotted).'),
   base_branch: z
     .string()
     .min(1)
@@ -151,7 +152,7 @@ export async function runTaskStart(
     ? `${current.attempts.length} attempts (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
     : current.branch
       ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
-      : `in ${current.workdir}`;
+      : inPlaceLine(current);
   const runner = current.runner
     ? [
         `commands and tests run on runner ${current.runner.name} (${current.runner.host}) in ${current.runner.taskDir}${current.runner.sandboxed ? ', sandboxed' : ''}; files are edited here and synced`,
@@ -173,4 +174,11 @@ export async function runTaskStart(
       : `poll: task_status ${current.id}`,
   ].join('\n');
   return { job: current, text };
+}
+
+/** Where an in-place task works, what its snapshot holds, and how to undo its work. */
+function inPlaceLine(job: JobFile): string {
+  if (!job.snapshot) return `in ${job.workdir}`;
+  const { entries, bytes, leftOut } = job.snapshot;
+  return `in place in ${job.workdir}, which it edits directly; snapshot taken first (${entries} files and folders, ${formatBytes(bytes)}${leftOut.length ? `; left out: ${leftOut.join(', ')}` : ''}): task_cleanup ${job.id} with discard: true puts them back`;
 }

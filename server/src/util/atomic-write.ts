@@ -1,7 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 /**
  * The temp file beside `path`: a name nobody can predict, created exclusively (`wx`), so a link

@@ -153,6 +153,18 @@ function describeHolder(file: HeldFile | undefined): string {
   return 'a process that has not written its pid yet';
 }
 
+/** A lock not got within its time: the caller may say what the lock guards and what to do. */
+export class LockTimeoutError extends Error {
+  constructor(
+    readonly lockPath: string,
+    readonly timeoutMs: number,
+    /** Who holds it: `pid <n>`, or a process that has not written its pid yet. */
+    readonly holder: string,
+  ) {
+    super(`Timed out after ${timeoutMs} ms waiting for the lock ${lockPath}, held by ${holder}`);
+  }
+}
+
 async function acquireLock(lockPath: string, timeoutMs: number): Promise<HeldFileVersion> {
   const deadline = Date.now() + timeoutMs;
   const text = JSON.stringify(currentProcessIdentity());
@@ -160,9 +172,7 @@ async function acquireLock(lockPath: string, timeoutMs: number): Promise<HeldFil
     const held = claimHeldFile(lockPath, text);
     if (held) return held;
     if (Date.now() >= deadline) {
-      throw new Error(
-        `Timed out after ${timeoutMs} ms waiting for the lock ${lockPath}, held by ${describeHolder(readHeldFile(lockPath))}`,
-      );
+      throw new LockTimeoutError(lockPath, timeoutMs, describeHolder(readHeldFile(lockPath)));
     }
     // Jitter keeps waiters from retrying in lockstep.
     await sleep(5 + Math.random() * 45);
@@ -172,8 +182,8 @@ async function acquireLock(lockPath: string, timeoutMs: number): Promise<HeldFil
 /**
  * Runs `action` while holding a mutex shared by every process on the machine: the file
  * `lockPath`, created exclusively and holding the holder's identity. A lock of a dead process
- * is broken at once; a live holder keeps it. Throws naming the lock and its holder after
- * `timeoutMs` (default 10 s).
+ * is broken at once; a live holder keeps it. Throws a {@link LockTimeoutError} naming the lock
+ * and its holder after `timeoutMs` (default 10 s).
  */
 export async function withFileLock<T>(
   lockPath: string,

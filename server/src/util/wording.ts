@@ -7,6 +7,8 @@ export interface Wording {
   result(id: string): string;
   cancel(id: string): string;
   cleanup(id: string): string;
+  /** Cleaning up while throwing the task's work away (an in-place task's files put back). */
+  discard(id: string, force?: boolean): string;
   listTasks: string;
   setProfile: string;
 }
@@ -17,6 +19,7 @@ export const TOOL_WORDING: Wording = {
   result: (id) => `task_result ${id}`,
   cancel: () => 'task_cancel',
   cleanup: (id) => `task_cleanup ${id}`,
+  discard: (id, force) => `task_cleanup ${id} with discard: true${force ? ', force: true' : ''}`,
   listTasks: 'task_status',
   setProfile: 'provider_set',
 };
@@ -27,6 +30,7 @@ export const CLI_WORDING: Wording = {
   result: (id) => `delegate result ${id}`,
   cancel: (id) => `delegate cancel ${id}`,
   cleanup: (id) => `delegate cleanup ${id}`,
+  discard: (id, force) => `delegate cleanup ${id} --discard${force ? ' --force' : ''}`,
   listTasks: 'delegate tasks',
   setProfile:
     'a profile in config.json in DELEGATE_HOME (~/.delegate), or provider_set in Claude Code',
