@@ -318,6 +318,28 @@ describe('in place in a git repository', () => {
   });
 });
 
+describe('in place in a git repository with big ignored folders', () => {
+  it('leaves the folders git ignores out of the snapshot, and says so: a node_modules never blocks a task', async ({
+    startWith,
+    world,
+  }) => {
+    initRepository(world.project, { '.gitignore': 'node_modules/\n', 'src/a.js': 'a\n' });
+    // More entries than a snapshot takes, all of them in an ignored folder.
+    for (let folder = 0; folder < 50; folder += 1) {
+      const dir = join(world.project, 'node_modules', `pkg-${folder}`);
+      mkdirSync(dir, { recursive: true });
+      for (let file = 0; file < 500; file += 1) writeFileSync(join(dir, `f${file}.js`), '');
+    }
+    const handle = await startWith([
+      { toolUses: [tool('write_file', { path: 'src/b.js', content: 'b\n' })] },
+      { text: 'Done.' },
+    ]);
+    const { id, started } = await runInPlace(handle);
+    expect(started).toContain('node_modules (ignored by git, not snapshotted)');
+    expect(changesOf(world, id)).toEqual(['A src/b.js']);
+  });
+});
+
 describe('discard on a worktree task', () => {
   it('deletes the branch even with unmerged work; contradictory asks are refused first', async ({
     startWith,

@@ -26,7 +26,6 @@ import type {
   VerificationFacts,
 } from '../store/job-file.ts';
 import { listedChanges, measureChanges } from './in-place-changes.ts';
-import { snapshotSkips } from './in-place-snapshot.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
 export interface TaskResultFile {
@@ -327,7 +326,7 @@ async function measureInPlace(
 ): Promise<Partial<TaskResultFile>> {
   const inPlace = { workdir, snapshotDir: snapshot.dir, leftOut: snapshot.leftOut };
   try {
-    const measured = await measureChanges(snapshot.dir, snapshotSkips(dataHome));
+    const measured = await measureChanges(snapshot.dir);
     return {
       filesChanged: listedChanges(measured.changes),
       inPlace: { ...inPlace, ...(measured.isCut ? { isCut: true } : {}) },

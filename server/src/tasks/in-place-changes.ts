@@ -52,12 +52,10 @@ export async function readManifest(snapshotDir: string): Promise<SnapshotManifes
 }
 
 /** Compares the workdir with its snapshot, and records the changes for a later restore. */
-export async function measureChanges(
-  snapshotDir: string,
-  skip: readonly string[],
-): Promise<InPlaceChanges> {
+export async function measureChanges(snapshotDir: string): Promise<InPlaceChanges> {
   const manifest = await readManifest(snapshotDir);
-  const now = await walkTree(manifest.workdir, skip, END_WALK_LIMIT);
+  // Left out as at the start: the same folders are compared.
+  const now = await walkTree(manifest.workdir, manifest.skips ?? {}, END_WALK_LIMIT);
   const before = new Map(manifest.entries.map((entry) => [entry.path, entry]));
   const after = new Map(now.entries.map((entry) => [entry.path, entry]));
   const paths = [...new Set([...before.keys(), ...after.keys()])].sort();

@@ -33,11 +33,16 @@ export interface TreeEntry {
   target?: string;
 }
 
+/** What a snapshot leaves out besides git metadata: absolute path → why (in words). */
+export type SnapshotSkips = Readonly<Record<string, string>>;
+
 /** `manifest.json` of a snapshot. */
 export interface SnapshotManifest {
   workdir: string;
   takenAtMs: number;
   entries: TreeEntry[];
+  /** Left out at the start, and so at the end too (absent in snapshots from before it was kept). */
+  skips?: SnapshotSkips;
 }
 
 /** What a walk of the workdir found, and what it left out (and why). */
@@ -51,12 +56,12 @@ export interface WalkedTree {
 
 /**
  * Every entry under `workdir` (symlinks not followed), without git metadata (`.git` at any
- * depth: workers cannot write it, and the task's end checks it) and without `skip` (the data
- * home, when it lies inside). Stops past `limit` entries.
+ * depth: workers cannot write it, and the task's end checks it) and without `skips` (the data
+ * home when it lies inside, a repository's ignored folders). Stops past `limit` entries.
  */
 export async function walkTree(
   workdir: string,
-  skip: readonly string[],
+  skips: SnapshotSkips,
   limit: number,
 ): Promise<WalkedTree> {
   const tree: WalkedTree = { entries: [], bytes: 0, leftOut: [], isCut: false };
@@ -65,8 +70,9 @@ export async function walkTree(
     for (const name of (await ifThere(readdir(folder))) ?? []) {
       const absolute = join(folder, name);
       const path = relative(workdir, absolute).split(sep).join('/');
-      if (name === '.git' || skip.includes(absolute)) {
-        tree.leftOut.push(name === '.git' ? `${path} (git metadata)` : `${path} (delegate's data)`);
+      const skipped = name === '.git' ? 'git metadata' : skips[absolute];
+      if (skipped) {
+        tree.leftOut.push(`${path} (${skipped})`);
         continue;
       }
       if (tree.entries.length >= limit) {
@@ -116,12 +122,12 @@ export async function entryOf(absolute: string, path: string): Promise<TreeEntry
   };
 }
 
-/** What a snapshot leaves out besides git metadata: the data home, when the workdir holds it. */
-export function snapshotSkips(dataHome: string): string[] {
+/** What every snapshot leaves out besides git metadata: the data home, when the workdir holds it. */
+export function snapshotSkips(dataHome: string): SnapshotSkips {
   try {
-    return [realpathSync(dataHome)];
+    return { [realpathSync(dataHome)]: "delegate's data" };
   } catch {
-    return [];
+    return {};
   }
 }
 
@@ -138,10 +144,10 @@ export const snapshotPaths = (dir: string) => ({
 export async function takeSnapshot(
   workdir: string,
   dir: string,
-  skip: readonly string[],
+  skips: SnapshotSkips,
 ): Promise<InPlaceSnapshot> {
   const takenAtMs = Date.now();
-  const tree = await walkTree(workdir, skip, MAX_SNAPSHOT_ENTRIES).catch((error: unknown) => {
+  const tree = await walkTree(workdir, skips, MAX_SNAPSHOT_ENTRIES).catch((error: unknown) => {
     throw cannotSnapshot(workdir, error);
   });
   if (tree.isCut || tree.bytes > MAX_SNAPSHOT_BYTES) {
@@ -153,7 +159,7 @@ export async function takeSnapshot(
   const { manifest, files } = snapshotPaths(dir);
   await mkdir(files, { recursive: true });
   for (const entry of tree.entries) await copyEntry(workdir, files, entry);
-  const content: SnapshotManifest = { workdir, takenAtMs, entries: tree.entries };
+  const content: SnapshotManifest = { workdir, takenAtMs, entries: tree.entries, skips };
   await writeFileAtomic(manifest, JSON.stringify(content));
   return { dir, entries: tree.entries.length, bytes: tree.bytes, leftOut: tree.leftOut };
 }

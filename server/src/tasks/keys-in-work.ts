@@ -16,7 +16,6 @@ import type { Environment } from '../config/paths.ts';
 import type { JobFile, PinnedRepository } from '../store/job-file.ts';
 import { describeChanges } from './worktree.ts';
 import { measureChanges, readManifest } from './in-place-changes.ts';
-import { snapshotSkips } from './in-place-snapshot.ts';
 import { withIndexCopy } from './working-tree.ts';
 
 /** What one check reads at most; larger work is not passed unchecked but refused. */
@@ -50,7 +49,7 @@ export async function keysInWork(
       return await keysInBranchWork(job.git, job.baseCommit, scan);
     }
     const changed = job.snapshot
-      ? await changedOnDisk(job.snapshot.dir, dataHome)
+      ? await changedOnDisk(job.snapshot.dir)
       : job.git
         ? await changedSince(job.git, Date.parse(job.createdAt))
         : undefined;
@@ -176,11 +175,8 @@ function* batches<T>(items: T[], sizes: number[]): Generator<T[]> {
 }
 
 /** In place: the files added or changed since the snapshot taken at the task's start. */
-async function changedOnDisk(
-  snapshotDir: string,
-  dataHome: string,
-): Promise<{ root: string; paths: string[] }> {
-  const measured = await measureChanges(snapshotDir, snapshotSkips(dataHome));
+async function changedOnDisk(snapshotDir: string): Promise<{ root: string; paths: string[] }> {
+  const measured = await measureChanges(snapshotDir);
   const root = (await readManifest(snapshotDir)).workdir;
   const paths = measured.changes
     .filter((change) => change.status !== 'D' && change.after?.type === 'file')

@@ -1,8 +1,8 @@
 import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
-import { resolveCommit } from '../git/git.ts';
+import { git, resolveCommit } from '../git/git.ts';
 import { findGitShapes } from '../git/git-shapes.ts';
-import { snapshotSkips, takeSnapshot } from './in-place-snapshot.ts';
+import { snapshotSkips, takeSnapshot, type SnapshotSkips } from './in-place-snapshot.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
 import { isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
 import { createWorktree, removeWorktree } from './worktree-lifecycle.ts';
@@ -123,10 +123,31 @@ export async function inPlace(
 ): Promise<
   Pick<JobFile, 'workdir' | 'git' | 'nestedGitAtStart' | 'gitShapesAtStart' | 'snapshot'>
 > {
-  const snapshot = await takeSnapshot(workdir, join(jobDir, 'snapshot'), snapshotSkips(dataHome));
-  if (!(await isGitRepository(workdir))) return { workdir, snapshot };
+  const snapshotDir = join(jobDir, 'snapshot');
+  if (!(await isGitRepository(workdir))) {
+    return { workdir, snapshot: await takeSnapshot(workdir, snapshotDir, snapshotSkips(dataHome)) };
+  }
   const git = await recordGit(workdir);
+  const skips = { ...(await ignoredFolders(workdir, git)), ...snapshotSkips(dataHome) };
+  const snapshot = await takeSnapshot(workdir, snapshotDir, skips);
   return { workdir, git, ...(await shapesAtStart(workdir, join(git.workTree, '.git'))), snapshot };
+}
+
+/**
+ * The folders git ignores under `workdir` (dependencies, build output): left out of an in-place
+ * snapshot, as they would be of a worktree — a `node_modules` must not make a repository too
+ * big to work in place. Ignored files in other folders (a `.env`) are still snapshotted.
+ */
+async function ignoredFolders(workdir: string, repository: RecordedGit): Promise<SnapshotSkips> {
+  const listing = await git(
+    workdir,
+    ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z'],
+    { repository },
+  );
+  const folders = listing.split('\0').filter((path) => path.endsWith('/'));
+  return Object.fromEntries(
+    folders.map((path) => [join(workdir, path.slice(0, -1)), 'ignored by git, not snapshotted']),
+  );
 }
 
 /** The git-shaped paths of a task directory at its start, with their fingerprints. */
