@@ -15,7 +15,8 @@ export interface ReferenceCheck {
  * `path:line`, `path:line-line` or `path:line:column`, where the path has a folder or an
  * extension (so "12:30" or "note:1" are not taken for one), not inside a URL or a longer word.
  */
-const REFERENCE = /(?<![\w@./:-])((?:\.{1,2}\/|\/)?[\w@+-][\w@.+/-]*):(\d+)(?:[-–](\d+))?(?::\d+)?/g;
+const REFERENCE =
+  /(?<![\w@./:-])((?:\.{1,2}\/|\/)?[\w@+-][\w@.+/-]*):(\d+)(?:[-–](\d+))?(?::\d+)?/g;
 /** Files larger than this are not read to count their lines: the reference is left unjudged. */
 const MAX_CHECKED_BYTES = 32 * 1024 * 1024;
 
@@ -38,7 +39,10 @@ export async function checkReferences(
     if (!looksLikePath(path)) continue;
     if (!verdicts.has(reference)) {
       if (!lineCounts.has(path)) lineCounts.set(path, countLines(path, root));
-      verdicts.set(reference, why(await lineCounts.get(path)!, Number(first), Number(end ?? first)));
+      verdicts.set(
+        reference,
+        why(await lineCounts.get(path)!, Number(first), Number(end ?? first)),
+      );
     }
     const verdict = verdicts.get(reference);
     if (verdict === undefined) continue;
