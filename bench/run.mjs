@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchAttempts } from './attempts.mjs';
 import { benchContextSize } from './context-size.mjs';
+import { benchExplore } from './explore.mjs';
 import { benchHookTime } from './hook-time.mjs';
 import { benchProviderEngine } from './provider-engine.mjs';
 import { benchRunners } from './runners.mjs';
@@ -21,6 +22,7 @@ const BENCHES = [
   benchAttempts,
   benchContextSize,
   benchStatusLine,
+  benchExplore,
   benchRunners,
 ];
 
