@@ -556,6 +556,33 @@ describe('delegate, delegate_batch and provider_key as tasks (modern client with
     expect(gone.error?.message).toContain('Make the call again');
   });
 
+  it('a slow explore becomes a task too, and completes with the answer and its usage line', async ({
+    raw,
+    provider,
+    world,
+  }) => {
+    const fake = await provider.start({
+      respond: () => ({ text: 'Nothing to cite: the project is empty.', delayMs: 1500 }),
+    });
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+    });
+    const server = raw({ DELEGATE_TASK_POLL_MS: '300', DELEGATE_CALL_TASK_AFTER_MS: '500' });
+    const started = await server.modern('tools/call', {
+      name: 'explore',
+      arguments: { question: 'Where is anything?' },
+    });
+    expect(started.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const done = await pollTask(
+      server,
+      started.result!.taskId as string,
+      (result) => result.status === 'completed',
+    );
+    const text = (done.result as { content: Array<{ text: string }> }).content[0]!.text;
+    expect(text).toContain('Nothing to cite: the project is empty.');
+    expect(text).toMatch(/\[explore: profile w · model m · 1 turn/);
+  });
+
   it('tasks/cancel stops a slow delegate_batch: its calls are aborted (no answer lands after), and tasks/get says cancelled', async ({
     raw,
     world,
