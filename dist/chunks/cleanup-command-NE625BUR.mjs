@@ -1,8 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{parseCli,usageError}from"./chunk-HHXJ6WTJ.mjs";import{cleanupTasks}from"./chunk-P7K7THPE.mjs";import"./chunk-AFLL2AX7.mjs";import"./chunk-YO2523T4.mjs";import"./chunk-GM2E6RPK.mjs";import"./chunk-YAKWBQ6U.mjs";import"./chunk-V5EARWUV.mjs";import"./chunk-7W4DHW2N.mjs";import"./chunk-DKAQYD53.mjs";import"./chunk-WXZB5PZS.mjs";import"./chunk-ZBF6NME4.mjs";import{CLI_WORDING}from"./chunk-FC4UF43J.mjs";import"./chunk-QMHBUEAH.mjs";import"./chunk-6R3DVGTV.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";var USAGE="cleanup <task id>|--all-finished [--keep-branch]",cleanupCommand={usage:USAGE,summary:"remove an ended task's worktree, branch and files (or every ended task's)",help:`Removes an ended task's worktree, its delegate/<id> branch (kept while unmerged work is on it) and its
-files. Refuses a running task: cancel it first.
-
-Options:
-  --all-finished   clean up every ended task of this project
-  --keep-branch    keep the delegate/<id> branch`,async run(args,context){let parsed=parseCli(args,{"all-finished":{type:"boolean"},"keep-branch":{type:"boolean"}},USAGE,context);if(!parsed)return 2;let[id,...rest]=parsed.positionals,allFinished=parsed.values["all-finished"]??!1;if(rest.length>0||!!id===allFinished)return usageError(context,"name one task id, or pass --all-finished.",USAGE);let report=await cleanupTasks(context.dataHome,context.projectDir,{...id?{taskId:id}:{},allFinished,keepBranch:parsed.values["keep-branch"]??!1,wording:CLI_WORDING});return context.stdout.write(`${report}
-`),0}};export{cleanupCommand};
