@@ -17,15 +17,19 @@ const PROJECT = { 'README.md': '# shop\n', 'src/cart.ts': 'export const cart = [
 
 /** The built CLI in the project, the prompt on stdin, as the mod runs it. */
 function subagent(world: TempEnv, type: string, prompt: string) {
+  return cli(world, ['subagent', '--type', type, '-'], prompt);
+}
+
+function cli(world: TempEnv, args: string[], stdin = '') {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     const child = execFile(
       process.execPath,
-      [CLI_BUNDLE, 'subagent', '--type', type, '-'],
+      [CLI_BUNDLE, ...args],
       { cwd: world.project, env: world.env, encoding: 'utf8' },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
-    child.stdin?.end(prompt);
+    child.stdin?.end(stdin);
   });
 }
 
@@ -45,6 +49,19 @@ const it = taskTest
         return fake;
       },
   );
+
+describe('delegate explore', () => {
+  it('asks a question about the code from a terminal: the answer and the usage line on stdout', async ({
+    startWith,
+    world,
+  }) => {
+    await startWith([{ text: 'The cart is at src/cart.ts:7.' }], {});
+    const run = await cli(world, ['explore', 'Where is the cart?']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('src/cart.ts:7 [unverified: the file has 1 line]');
+    expect(run.stdout).toContain('[explore: profile w · model m · 1 turn');
+  });
+});
 
 describe('delegate subagent', () => {
   it('Explore runs as an exploration: the report, its references checked, counted as a subagent', async ({

@@ -1,7 +1,7 @@
 import { runExplore, EXPLORE_TURNS } from '../delegation/run-explore.ts';
 import { parseCli, usageError } from './cli-args.ts';
-import type { CliCommand, CliContext } from './cli-command.ts';
-import { readAll, showProgress } from './run-command.ts';
+import type { CliCommand } from './cli-command.ts';
+import { printAnswer, readAll } from './run-command.ts';
 
 const USAGE = 'explore [--profile <name>] [--agent <name>] [--max-turns <n>] <question|->';
 
@@ -41,34 +41,14 @@ Options:
     }
     const question = argument === '-' ? (await readAll(context.stdin)).trim() : argument;
     if (!question) return usageError(context, 'the question read from stdin is empty.', USAGE);
-    return explore(context, {
+    const input = {
       question,
       ...(parsed.values.profile ? { profile: parsed.values.profile } : {}),
       ...(parsed.values.agent ? { agent: parsed.values.agent } : {}),
       ...(turns ? { maxTurns: Number(turns) } : {}),
-    });
+    };
+    return printAnswer(context, 'the exploration was stopped', (signal) =>
+      runExplore(input, context, signal),
+    );
   },
 };
-
-async function explore(
-  context: CliContext,
-  input: Parameters<typeof runExplore>[0],
-): Promise<number> {
-  const abort = new AbortController();
-  const onInterrupt = () => abort.abort(new Error('interrupted'));
-  process.once('SIGINT', onInterrupt);
-  const stopProgress = showProgress(context);
-  try {
-    const answer = await runExplore(input, context, abort.signal);
-    stopProgress();
-    context.stdout.write(`${answer}\n`);
-    return 0;
-  } catch (error) {
-    stopProgress();
-    if (!abort.signal.aborted) throw error;
-    context.stderr.write('delegate: interrupted; the exploration was stopped.\n');
-    return 130;
-  } finally {
-    process.off('SIGINT', onInterrupt);
-  }
-}

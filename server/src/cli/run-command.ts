@@ -52,20 +52,34 @@ Options:
   },
 };
 
-async function delegateWithProgress(input: DelegateInput, context: CliContext): Promise<number> {
+function delegateWithProgress(input: DelegateInput, context: CliContext): Promise<number> {
+  return printAnswer(context, 'the call was cancelled', (signal) =>
+    runDelegation(input, { ...context }, signal),
+  );
+}
+
+/**
+ * Prints what `work` answers on stdout (exit 0), a spinner on a terminal meanwhile; Ctrl-C
+ * aborts it and says `interrupted; <what>` (exit 130).
+ */
+export async function printAnswer(
+  context: CliContext,
+  interrupted: string,
+  work: (signal: AbortSignal) => Promise<string>,
+): Promise<number> {
   const abort = new AbortController();
   const onInterrupt = () => abort.abort(new Error('interrupted'));
   process.once('SIGINT', onInterrupt);
   const stopProgress = showProgress(context);
   try {
-    const answer = await runDelegation(input, { ...context }, abort.signal);
+    const answer = await work(abort.signal);
     stopProgress();
     context.stdout.write(`${answer}\n`);
     return 0;
   } catch (error) {
     stopProgress();
     if (!abort.signal.aborted) throw error;
-    context.stderr.write('delegate: interrupted; the call was cancelled.\n');
+    context.stderr.write(`delegate: interrupted; ${interrupted}.\n`);
     return 130;
   } finally {
     process.off('SIGINT', onInterrupt);
@@ -73,7 +87,7 @@ async function delegateWithProgress(input: DelegateInput, context: CliContext): 
 }
 
 /** A spinner with the seconds waited, on a terminal only; returns the function that clears it. */
-export function showProgress(context: CliContext): () => void {
+function showProgress(context: CliContext): () => void {
   const stderr = context.stderr as NodeJS.WriteStream;
   if (!stderr.isTTY) return () => undefined;
   const started = Date.now();
