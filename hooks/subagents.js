@@ -43,7 +43,8 @@ async function mappedProfile($, type) {
   const dataHome = (await $.env.get('DELEGATE_HOME')) || `${await $.env.get('HOME')}/.delegate`;
   let config;
   try {
-    config = JSON.parse(await $.fs.read(`${dataHome}/config.json`));
+    // As delegate reads it: a byte-order mark is allowed.
+    config = JSON.parse((await $.fs.read(`${dataHome}/config.json`)).replace(/^\uFEFF/, ''));
   } catch {
     return undefined;
   }
