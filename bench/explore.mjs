@@ -2,13 +2,13 @@
 // Code's own subagent (A) and by a delegate worker through the plugin's mod (B). The real Claude
 // Code CLI runs both, offline against fake providers; the input figures are what the fake
 // supervisor API received. Run alone with `node bench/explore.mjs`; `npm run bench` runs it too.
-import { build } from 'esbuild';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { CLAUDE_CLI_VERSION } from '../scripts/install-claude-cli.mjs';
 import { makeShop } from './explore-project.mjs';
+import { loadSource, loadTestHelper } from './lib.mjs';
 
 const AGENT_ID = 'x-claude-code-agent-id';
 const QUESTION = 'Where are refunds handled, and what happens to an unpaid order?';
@@ -27,29 +27,14 @@ export async function benchExplore(root) {
   }
 }
 
-/** The test helpers in one bundle; claude-cli.ts finds its installer from its own location. */
+/** The test helpers and the ledger reader the runs use, bundled from TypeScript. */
 async function loadHelpers(root, temp) {
-  const outfile = join(temp, 'helpers.mjs');
-  const own = pathToFileURL(join(root, 'test', 'helpers', 'claude-cli.ts')).href;
-  await build({
-    absWorkingDir: root,
-    stdin: {
-      contents:
-        "export * from './test/helpers/fake-provider.ts';\n" +
-        "export { runClaude } from './test/helpers/claude-cli.ts';\n" +
-        "export { createTempEnv } from './test/helpers/temp-env.ts';\n" +
-        "export { readLedger } from './server/src/calls/ledger.ts';\n",
-      resolveDir: root,
-      loader: 'ts',
-    },
-    define: { 'import.meta.url': JSON.stringify(own) },
-    outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    logLevel: 'error',
-  });
-  return import(outfile);
+  return {
+    ...(await loadTestHelper(root, temp, 'fake-provider')),
+    ...(await loadTestHelper(root, temp, 'claude-cli')),
+    ...(await loadTestHelper(root, temp, 'temp-env')),
+    ...(await loadSource(root, temp, 'server/src/calls/ledger.ts')),
+  };
 }
 
 /** The scripted replies: the main loop's, Claude's subagent's, the worker's (same reads, same report). */

@@ -2,6 +2,7 @@
 import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -95,15 +96,25 @@ export async function startRawServer(script, env, cwd) {
 }
 
 /** A test helper (`test/helpers/<name>.ts`), bundled from TypeScript so a plain .mjs bench can use it. */
-export async function loadTestHelper(root, temp, name) {
-  const module = join(temp, `${name}.mjs`);
+export function loadTestHelper(root, temp, name) {
+  return loadSource(root, temp, `test/helpers/${name}.ts`);
+}
+
+/**
+ * A TypeScript module of the repository (root-relative path), bundled for a plain .mjs bench.
+ * `import.meta.url` keeps naming the source file, so a module that finds files beside it (the
+ * CLI installers of claude-cli.ts) still finds them from the bundle.
+ */
+export async function loadSource(root, temp, path) {
+  const module = join(temp, `${path.replace(/[/.]/g, '_')}.mjs`);
   await build({
     absWorkingDir: root,
-    entryPoints: [`test/helpers/${name}.ts`],
+    entryPoints: [path],
     outfile: module,
     bundle: true,
     format: 'esm',
     platform: 'node',
+    define: { 'import.meta.url': JSON.stringify(pathToFileURL(join(root, path)).href) },
     logLevel: 'error',
   });
   return import(module);

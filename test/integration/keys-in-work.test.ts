@@ -137,3 +137,22 @@ describe('a key in the work fails the task, and reaches no branch or patch', () 
     expect(git(world.project, 'show', `delegate/${id}:notes/leak.txt`)).toBe(nearMiss);
   });
 });
+
+describe('in place outside a git repository', () => {
+  it.override('repository', null);
+
+  it('the files the task changed on disk are searched too: the task fails and names the file', async ({
+    startWith,
+    world,
+  }) => {
+    world.writeProjectFile('README.md', '# not a repository\n');
+    const handle = await startWith([
+      bash(`mkdir -p notes; ${writes(hex(KEY))}`),
+      { text: 'Done.' },
+    ]);
+    const { status, result } = await runToEnd(handle, { isolation: 'none' });
+    expect(status, result).toMatch(/failed/);
+    expect(result).toContain('notes/leak.txt holds the key of profile w ($WORKER_KEY)');
+    expectNoKeyIn([result]);
+  });
+});

@@ -4,7 +4,7 @@
  * type exits 3 (the mod then lets Claude's own subagent run), and a project file cannot map one.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { readLedger } from '../../server/src/calls/ledger.ts';
@@ -12,6 +12,7 @@ import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { byAssistantTurn, type FakeReply } from '../helpers/fake-provider.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const PROJECT = { 'README.md': '# shop\n', 'src/cart.ts': 'export const cart = [];\n' };
 
@@ -122,6 +123,27 @@ describe('delegate subagent', () => {
     expect(run.stdout).toContain('A src/notes.md');
     // In place, as Claude's subagent would have written it.
     expect(readFileSync(join(world.project, 'src', 'notes.md'), 'utf8')).toBe('n\n');
+  });
+
+  it('a writing type whose worker dies: the report says the task was lost, at once', async ({
+    startWith,
+    world,
+  }) => {
+    await startWith([{ text: 'never sent', delayMs: 60_000 }], { 'general-purpose': 'w' });
+    const running = subagent(world, 'general-purpose', 'Write notes.');
+    const jobs = join(world.dataHome, 'jobs');
+    const workerPid = () => {
+      const [id] = existsSync(jobs) ? readdirSync(jobs) : [];
+      const file = id ? join(jobs, id, 'job.json') : '';
+      return file && existsSync(file)
+        ? (JSON.parse(readFileSync(file, 'utf8')).worker?.pid as number | undefined)
+        : undefined;
+    };
+    await waitFor(() => workerPid() !== undefined, 20_000);
+    process.kill(workerPid()!, 'SIGKILL');
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^t_[a-z0-9]+ lost/);
   });
 
   it('an unmapped type exits 3 and sends nothing; a project file cannot map one', async ({

@@ -100,6 +100,14 @@ export function findAgent(name: string, roots: AgentRoots): AgentDefinition | un
   return undefined;
 }
 
+/** The same lookup, for a name that must be found: a `UserError` that says where to look. */
+export function requireAgent(name: string, roots: AgentRoots): AgentDefinition {
+  const agent = findAgent(name, roots);
+  if (!agent)
+    throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
+  return agent;
+}
+
 /**
  * Every agent of every tier. A name found in several tiers is listed once, at the winning
  * tier, with `shadows` naming the lower ones; a file that fails to parse is listed with `error`.

@@ -4,7 +4,8 @@ import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.
 import { READ_ONLY_TOOLS } from '../agent/worker-tools/index.ts';
 import { runExplore } from '../delegation/run-explore.ts';
 import { loadConfig } from '../profiles/load-config.ts';
-import { isTerminal, readJob } from '../store/job-store.ts';
+import { isTerminal } from '../store/job-store.ts';
+import { getTask } from '../tasks/task-queries.ts';
 import { startTask } from '../tasks/start-task.ts';
 import { reviewTask } from '../tasks/task-actions.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
@@ -100,7 +101,8 @@ async function runAsTask(
     context,
   );
   const deadline = Date.now() + TASK_WAIT_MS;
-  while (!isTerminal(readJob(context.dataHome, job.id).state) && Date.now() < deadline) {
+  // Reconciled at each look: a worker that died ends the task lost, not a 9-minute wait.
+  while (!isTerminal((await getTask(context.dataHome, job.id)).state) && Date.now() < deadline) {
     await sleep(POLL_MS);
   }
   const review = await reviewTask(context.dataHome, job.id, { wording: TOOL_WORDING });

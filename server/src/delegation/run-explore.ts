@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { runAgentLoop } from '../agent/agent-loop.ts';
-import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
+import { agentRootsFor, requireAgent, type AgentDefinition } from '../agent/agents.ts';
 import { READ_ONLY_TOOLS, type WorkerTool } from '../agent/worker-tools/index.ts';
 import { callModel } from '../calls/call-model.ts';
 import { TaskBudgetReached } from '../calls/worst-case.ts';
@@ -112,13 +112,7 @@ const NO_QUESTIONS =
   'No one answers questions during an exploration: decide on your best reading of the files, and say what you assumed.';
 
 function exploreAgent(name: string, context: AppContext): AgentDefinition {
-  const agent = findAgent(name, agentRootsFor(context.projectDir, context.env, context.pluginRoot));
-  if (!agent) {
-    throw new UserError(
-      `No agent "${name}" was found (project .claude/agents, .claude/skills, ~/.claude/agents, the plugin's workers). See agents_list.`,
-    );
-  }
-  return agent;
+  return requireAgent(name, agentRootsFor(context.projectDir, context.env, context.pluginRoot));
 }
 
 /** The read-only tools, narrowed to those an agent definition names (if it names any). */

@@ -22,10 +22,11 @@ import { keysInWork } from './keys-in-work.ts';
 import type {
   InPlaceSnapshot,
   JobFile,
+  RecordedGit,
   ReviewFacts,
   VerificationFacts,
 } from '../store/job-file.ts';
-import { listedChanges, measureChanges } from './in-place-changes.ts';
+import { listedChanges, measureChanges, type InPlaceChanges } from './in-place-changes.ts';
 
 /** `jobs/<id>/result.json`: what task_result shows, computed once the task has ended. */
 export interface TaskResultFile {
@@ -122,7 +123,11 @@ export async function finishTask(
 ): Promise<JobFile | undefined> {
   const before = readJob(dataHome, id);
   if (isTerminal(before.state)) return undefined;
-  const gitProblems = await checkGit(dataHome, before);
+  // An in-place task's changes on disk, measured once: searched for keys, then listed.
+  const inPlace = before.snapshot
+    ? await measureChanges(before.snapshot.dir).catch((error: unknown) => errorOf(error))
+    : undefined;
+  const gitProblems = await inspectWork(dataHome, before, inPlace);
   const outcome = withGitProblems(reported, gitProblems, before);
   let won = false;
   const verdict =
@@ -156,15 +161,40 @@ export async function finishTask(
     'state',
     `${outcome.state}${verdict ? ` (${verdict})` : ''}${outcome.error ? `: ${outcome.error}` : ''}`,
   );
-  await ensureResult(dataHome, job);
+  await ensureResult(dataHome, job, inPlace);
   return job;
 }
 
-/** What the worker did to git metadata and the repository; undefined outside git or when all is well. */
-async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitProblems']> {
-  if (!job.git) return undefined;
+const errorOf = (error: unknown): Error =>
+  error instanceof Error ? error : new Error(String(error));
+
+/**
+ * What the worker's work must not carry: git metadata it made or changed and damage to the
+ * repository (in a repository), and keys of this machine (everywhere); undefined when all is well.
+ */
+async function inspectWork(
+  dataHome: string,
+  job: JobFile,
+  inPlace: InPlaceChanges | Error | undefined,
+): Promise<JobFile['gitProblems']> {
+  const { tampered, damaged } = job.git
+    ? await checkGit(dataHome, job, job.git)
+    : { tampered: [], damaged: [] };
+  // The keys this process could send (the worker's, the server's or the CLI's environment).
+  const keys = await keysInWork(job, dataHome, process.env, inPlace);
+  return tampered.length + damaged.length + keys.length > 0
+    ? { tampered, damaged, ...(keys.length ? { keys } : {}) }
+    : undefined;
+}
+
+/** What the worker did to git metadata and the repository. */
+async function checkGit(
+  dataHome: string,
+  job: JobFile,
+  recorded: RecordedGit,
+): Promise<{ tampered: string[]; damaged: string[] }> {
   const tampered = await neutralizeTampering({
-    recorded: job.git,
+    recorded,
     taskDir: job.worktreePath ?? job.workdir,
     shapesAtStart:
       job.gitShapesAtStart ??
@@ -173,12 +203,8 @@ async function checkGit(dataHome: string, job: JobFile): Promise<JobFile['gitPro
     quarantineDir: join(jobDir(dataHome, job.id), 'quarantine'),
   });
   // Under the sandbox the repository is read-only to the worker: the history walk is skipped.
-  const damaged = await repositoryDamage(job.git, job.sandboxed !== true, dataHome);
-  // The keys this process could send (the worker's, the server's or the CLI's environment).
-  const keys = await keysInWork(job, dataHome, process.env);
-  return tampered.length + damaged.length + keys.length > 0
-    ? { tampered, damaged, ...(keys.length ? { keys } : {}) }
-    : undefined;
+  const damaged = await repositoryDamage(recorded, job.sandboxed !== true, dataHome);
+  return { tampered, damaged };
 }
 
 /** Work that must not reach a branch: git metadata the worker made, or a key. */
@@ -211,14 +237,19 @@ function withGitProblems(
 /**
  * result.json of an ended task, salvaging its work first when that has not happened yet. The
  * worker and the server may both get here at once: one salvages, the other waits and reads.
+ * `inPlace`: an in-place task's changes as its end measured them (measured again when absent).
  */
-export async function ensureResult(dataHome: string, job: JobFile): Promise<TaskResultFile> {
+export async function ensureResult(
+  dataHome: string,
+  job: JobFile,
+  inPlace?: InPlaceChanges | Error,
+): Promise<TaskResultFile> {
   const path = join(jobDir(dataHome, job.id), 'result.json');
   const existing = readResultFile(job, path);
   if (existing) return existing;
   return withFileLock(
     join(jobDir(dataHome, job.id), 'result.lock'),
-    () => writeResult(dataHome, job, path),
+    () => writeResult(dataHome, job, path, inPlace),
     {
       timeoutMs: SALVAGE_TIMEOUT_MS,
     },
@@ -240,7 +271,12 @@ function readResultFile(job: JobFile, path: string): TaskResultFile | undefined 
   return { ...result, filesChanged: Array.isArray(result.filesChanged) ? result.filesChanged : [] };
 }
 
-async function writeResult(dataHome: string, job: JobFile, path: string): Promise<TaskResultFile> {
+async function writeResult(
+  dataHome: string,
+  job: JobFile,
+  path: string,
+  inPlace: InPlaceChanges | Error | undefined,
+): Promise<TaskResultFile> {
   const existing = readResultFile(job, path);
   if (existing) return existing;
   const result: TaskResultFile = {
@@ -255,14 +291,18 @@ async function writeResult(dataHome: string, job: JobFile, path: string): Promis
     filesChanged: [],
     diffstat: '',
     patchBytes: 0,
-    ...(await salvage(dataHome, job)),
+    ...(await salvage(dataHome, job, inPlace)),
   };
   await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }
 
-async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResultFile>> {
-  if (job.snapshot) return measureInPlace(dataHome, job.workdir, job.snapshot);
+async function salvage(
+  dataHome: string,
+  job: JobFile,
+  inPlace: InPlaceChanges | Error | undefined,
+): Promise<Partial<TaskResultFile>> {
+  if (job.snapshot) return measureInPlace(job.workdir, job.snapshot, inPlace);
   if (isUnsafe(job.gitProblems)) {
     const why = job.gitProblems?.keys?.length
       ? 'the work holds a key'
@@ -320,13 +360,14 @@ async function salvage(dataHome: string, job: JobFile): Promise<Partial<TaskResu
 
 /** An in-place task's files changed, from the disk against its snapshot (never from git). */
 async function measureInPlace(
-  dataHome: string,
   workdir: string,
   snapshot: InPlaceSnapshot,
+  measuredAtEnd: InPlaceChanges | Error | undefined,
 ): Promise<Partial<TaskResultFile>> {
   const inPlace = { workdir, snapshotDir: snapshot.dir, leftOut: snapshot.leftOut };
   try {
-    const measured = await measureChanges(snapshot.dir);
+    if (measuredAtEnd instanceof Error) throw measuredAtEnd;
+    const measured = measuredAtEnd ?? (await measureChanges(snapshot.dir));
     return {
       filesChanged: listedChanges(measured.changes),
       inPlace: { ...inPlace, ...(measured.isCut ? { isCut: true } : {}) },

@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { lstat, open } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { git, gitBytes, resolveCommit, workerIdentity } from '../git/git.ts';
 import { loadConfig } from '../profiles/load-config.ts';
@@ -12,10 +11,11 @@ import {
 } from '../util/secret-finder.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { quotePath } from '../util/inert-text.ts';
+import { readRegularFile } from '../util/regular-file.ts';
 import type { Environment } from '../config/paths.ts';
 import type { JobFile, PinnedRepository } from '../store/job-file.ts';
 import { describeChanges } from './worktree.ts';
-import { measureChanges, readManifest } from './in-place-changes.ts';
+import type { InPlaceChanges } from './in-place-changes.ts';
 import { withIndexCopy } from './working-tree.ts';
 
 /** What one check reads at most; larger work is not passed unchecked but refused. */
@@ -32,13 +32,15 @@ type Scan = (text: string) => NamedSecret | undefined;
  * the work a task leaves, in any form a worker could write one (see secret-finder.ts). In a
  * worktree: everything that would reach the branch — each object reachable from its work (the
  * worker's commits and messages, then the uncommitted files, with their names) and not from its
- * base. In place: the files added or changed since the snapshot of its start, and their names. One line per key
- * found, naming where; empty when none is.
+ * base. In place: the files added or changed since the snapshot of its start (`inPlace`, as the
+ * task's end measured them), and their names. One line per key found, naming where; empty when
+ * none is.
  */
 export async function keysInWork(
   job: JobFile,
   dataHome: string,
   env: Environment,
+  inPlace?: InPlaceChanges | Error,
 ): Promise<string[]> {
   const secrets = secretsFor(job, dataHome, env);
   if (secrets.length === 0) return [];
@@ -48,8 +50,9 @@ export async function keysInWork(
     if (job.isolation === 'worktree' && job.baseCommit && job.git) {
       return await keysInBranchWork(job.git, job.baseCommit, scan);
     }
-    const changed = job.snapshot
-      ? await changedOnDisk(job.snapshot.dir)
+    if (inPlace instanceof Error) throw inPlace;
+    const changed = inPlace
+      ? { root: job.workdir, paths: filesAddedOrChanged(inPlace) }
       : job.git
         ? await changedSince(job.git, Date.parse(job.createdAt))
         : undefined;
@@ -175,13 +178,10 @@ function* batches<T>(items: T[], sizes: number[]): Generator<T[]> {
 }
 
 /** In place: the files added or changed since the snapshot taken at the task's start. */
-async function changedOnDisk(snapshotDir: string): Promise<{ root: string; paths: string[] }> {
-  const measured = await measureChanges(snapshotDir);
-  const root = (await readManifest(snapshotDir)).workdir;
-  const paths = measured.changes
+function filesAddedOrChanged(inPlace: InPlaceChanges): string[] {
+  return inPlace.changes
     .filter((change) => change.status !== 'D' && change.after?.type === 'file')
     .map((change) => change.path);
-  return { root, paths };
 }
 
 /** In place, a task from before snapshots: what git sees changed, written since `since`. */
@@ -210,7 +210,7 @@ async function keysInFiles(root: string, paths: readonly string[], scan: Scan): 
     total += info.size;
     if (total > MAX_SCANNED_BYTES) return [...found, 'the work is too large to check for keys'];
     const inName = scan(path);
-    const secret = inName ?? scan(await readRegular(absolute));
+    const secret = inName ?? scan((await readRegularFile(absolute, path)).toString('utf8'));
     if (secret) {
       found.push(
         `${inName ? `a file name in ${folderOf(path)}` : quotePath(path)} holds ${secret.what}`,
@@ -224,15 +224,4 @@ async function keysInFiles(root: string, paths: readonly string[], scan: Scan): 
 function folderOf(path: string, isFolder = false): string {
   const folder = isFolder ? path : dirname(path);
   return folder && folder !== '.' ? quotePath(folder) : 'the top folder';
-}
-
-/** A regular file's text, opened without following a link or blocking on a FIFO. */
-async function readRegular(path: string): Promise<string> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  try {
-    if (!(await handle.stat()).isFile()) return '';
-    return (await handle.readFile()).toString('utf8');
-  } finally {
-    await handle.close();
-  }
 }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { agentRootsFor, findAgent, type AgentDefinition } from '../agent/agents.ts';
+import { agentRootsFor, findAgent, requireAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
   DEFAULT_LIMITS,
   decideSandbox,
@@ -524,12 +524,8 @@ function taskBudget(asked: number | undefined, configured: number | undefined) {
   return capUsd === undefined ? {} : { budgetUsd: capUsd };
 }
 
-/** The task's directory must exist and lie under the project (symlinks resolved). */
 function lookupAgent(name: string, context: AppContext): AgentDefinition {
-  const agent = findAgent(name, agentRootsFor(context.projectDir, context.env, context.pluginRoot));
-  if (!agent)
-    throw new UserError(`No agent "${name}". Call agents_list to see the agents of every tier.`);
-  return agent;
+  return requireAgent(name, agentRootsFor(context.projectDir, context.env, context.pluginRoot));
 }
 
 /**

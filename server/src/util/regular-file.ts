@@ -57,10 +57,8 @@ export function readRegularFileSync(
   label: string,
   next = 'only regular files are read.',
 ): Buffer {
-  const descriptor = openSync(path, READ_FLAGS);
+  const { descriptor } = openRegularFileSync(path, label, { next });
   try {
-    const kind = specialKind(fstatSync(descriptor));
-    if (kind) throw notRegularFileError(label, kind, next);
     return readFileSync(descriptor);
   } finally {
     closeSync(descriptor);
@@ -104,7 +102,10 @@ export async function writeRegularFile(
 export function openRegularFileSync(
   path: string,
   label: string,
-  { followLinks = true }: { followLinks?: boolean } = {},
+  {
+    followLinks = true,
+    next = 'only regular files are read.',
+  }: { followLinks?: boolean; next?: string } = {},
 ): { descriptor: number; size: number } {
   const flags = READ_FLAGS | (followLinks ? 0 : constants.O_NOFOLLOW);
   let descriptor: number;
@@ -115,15 +116,14 @@ export function openRegularFileSync(
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' && !followLinks)
       throw notRegularFileError(label, 'a symbolic link', 'links are not followed here.');
-    if (code === 'ENXIO')
-      throw notRegularFileError(label, 'a socket', 'only regular files are read.');
+    if (code === 'ENXIO') throw notRegularFileError(label, 'a socket', next);
     throw error;
   }
   const info = fstatSync(descriptor);
   const kind = specialKind(info);
   if (kind) {
     closeSync(descriptor);
-    throw notRegularFileError(label, kind, 'only regular files are read.');
+    throw notRegularFileError(label, kind, next);
   }
   return { descriptor, size: info.size };
 }
