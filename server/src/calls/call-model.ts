@@ -11,6 +11,7 @@ import { createClient } from '../providers/create-client.ts';
 import { isRetryableError } from '../providers/retry.ts';
 import {
   ProviderError,
+  WorkerFailedError,
   type CallOptions,
   type GenerateRequest,
   type GenerateResult,
@@ -316,7 +317,7 @@ function describeFailure(
 ): unknown {
   if (!(error instanceof ProviderError)) return error;
   const before = passed.length ? ` (after ${passed.join('; ')})` : '';
-  return new UserError(
+  return new WorkerFailedError(
     `Worker profile "${profile.name}" (${profile.format}, model ${profile.model} at ${profile.baseUrl}) failed${before}: ${error.message}`,
   );
 }

@@ -8,6 +8,8 @@ import type { AppContext } from '../profiles/app-context.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { slotsDir } from '../config/paths.ts';
 import { poolKeyOf, poolSizeOf } from './pool-key.ts';
+import { projectKey, readOutcomes } from './outcomes.ts';
+import { scoreboardBrief } from './scoreboard.ts';
 import { poolHolders, type PoolHolder } from './pool.ts';
 import { knownSecrets } from '../profiles/known-secrets.ts';
 import { localNameProblem } from '../profiles/local-address.ts';
@@ -73,7 +75,8 @@ export async function describeProviders(
   const why = defaultReason(config, defaultName);
   return noted(
     `Profiles (default: ${defaultName ?? 'none — pass profile or set defaultProfile'}; from ${files}${why}):\n${blocks.join('\n')}` +
-      (await runners),
+      (await runners) +
+      scoreboardBrief(readOutcomes(context.dataHome), projectKey(context.projectDir)),
   );
 }
 

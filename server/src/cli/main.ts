@@ -30,6 +30,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   watch: async () => (await import('./watch-command.ts')).watchCommand,
   doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
   usage: async () => (await import('./usage-command.ts')).usageCommand,
+  scoreboard: async () => (await import('./scoreboard-command.ts')).scoreboardCommand,
   statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
   uninstall: async () => (await import('./uninstall-command.ts')).uninstallCommand,
 };

@@ -18,6 +18,8 @@ export const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const PROFILE_NAME_RULE = 'letters, digits, "-" and "_" only, 1 to 64 characters';
 /** Matches the rule, but a parsed JSON object does not keep it as a key: never a new profile. */
 export const RESERVED_PROFILE_NAME = '__proto__';
+/** Not a profile: `profile: "auto"` asks delegate to choose one (calls/choose-profile.ts). */
+export const AUTO_PROFILE = 'auto';
 
 /**
  * Why `name` (given as `argument`) cannot be a profile name, or undefined when it can. Names
@@ -33,6 +35,9 @@ export function profileNameProblem(
   }
   if (options.isNew && name === RESERVED_PROFILE_NAME) {
     return `${argument}: "${name}" is reserved (JavaScript gives it a special meaning in objects); choose another name.`;
+  }
+  if (options.isNew && name === AUTO_PROFILE) {
+    return `${argument}: "auto" is reserved (it asks delegate to choose a profile); choose another name.`;
   }
   return undefined;
 }
@@ -239,12 +244,15 @@ export const configSchema = z.strictObject({
   profiles: z
     .record(
       // zod drops a "__proto__" key here, so such a profile is simply not there.
-      z.string().regex(PROFILE_NAME),
+      z
+        .string()
+        .regex(PROFILE_NAME)
+        .refine((name) => name !== AUTO_PROFILE),
       profileSchema,
       {
         error: (issue) =>
           issue.code === 'invalid_key'
-            ? `is not a valid profile name: profile names use ${PROFILE_NAME_RULE}; rename it`
+            ? `is not a valid profile name: profile names use ${PROFILE_NAME_RULE}, and "auto" is reserved (it asks delegate to choose); rename it`
             : undefined,
       },
     )
@@ -270,6 +278,12 @@ export const configSchema = z.strictObject({
       },
     )
     .optional(),
+  autoProfiles: z
+    .array(z.string({ error: 'must be the name of a profile' }).min(1), {
+      error: 'must list the profiles "auto" may choose from, e.g. ["local", "deepseek"]',
+    })
+    .min(1)
+    .optional(),
   sandbox: z
     .enum(SANDBOX_MODES, {
       error: 'must be "required", "auto" or "off" (OS sandbox of task commands)',
@@ -290,6 +304,13 @@ export const configSchema = z.strictObject({
         .optional(),
       attemptStrategy: z
         .enum(ATTEMPT_STRATEGIES, { error: 'must be "first_pass" or "best_review"' })
+        .optional(),
+      escalate: z
+        .array(z.string({ error: 'must be the name of a profile' }).min(1), {
+          error: 'must list profiles to climb, cheapest first, e.g. ["local", "cheap", "strong"]',
+        })
+        .min(2, { error: 'must name at least 2 profiles (a ladder of one is just a profile)' })
+        .max(5, { error: 'must name at most 5 profiles' })
         .optional(),
       maxProcesses: z
         .int({ error: 'must be a whole number of processes, e.g. 1024' })

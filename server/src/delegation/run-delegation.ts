@@ -1,6 +1,8 @@
 import { PIN_HINT } from '../profiles/discover-local.ts';
 import { loadConfig } from '../profiles/load-config.ts';
-import { resolveProfile } from '../profiles/resolve-profile.ts';
+import { profileForCall } from '../calls/choose-profile.ts';
+import { isWorkerFailure, noteOutcome, projectKey, type OutcomeRecord } from '../calls/outcomes.ts';
+import { taskKind } from '../calls/task-kind.ts';
 import { outputsDir, resultsDir } from '../config/paths.ts';
 import { answerNotice, type AnswerNotice } from '../calls/answer-notice.ts';
 import { callModel, type ModelCallResult } from '../calls/call-model.ts';
@@ -44,7 +46,13 @@ export async function runDelegation(
   signal?: AbortSignal,
 ): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const profile = await resolveProfile(config, input.profile, context.env, context.discover);
+  const kind = taskKind(input.task);
+  const { profile, route } = await profileForCall(
+    input.profile,
+    { work: 'one-shot', kind },
+    context,
+    config,
+  );
   const capBytes = (profile.maxInputKb ?? DEFAULT_MAX_INPUT_KB) * 1024;
   const files = await collectFiles(
     input.files ?? [],
@@ -58,6 +66,18 @@ export async function runDelegation(
       : await resolveWriteTarget(input.writeTo, context.projectDir);
   const maxOutputTokens =
     input.maxOutputTokens ?? profile.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  const startedAt = Date.now();
+  const outcome = (
+    fields: Pick<OutcomeRecord, 'profile' | 'passed' | 'by' | 'costUsd' | 'cutOff'>,
+  ) =>
+    noteOutcome(context.dataHome, {
+      ts: new Date().toISOString(),
+      work: 'one-shot',
+      project: projectKey(context.projectDir),
+      kind,
+      ms: Date.now() - startedAt,
+      ...fields,
+    });
   const served = await callModel(
     {
       profile,
@@ -72,9 +92,21 @@ export async function runDelegation(
       ...(signal ? { signal } : {}),
     },
     context,
-  );
+  ).catch(async (error: unknown) => {
+    if (isWorkerFailure(error)) {
+      await outcome({ profile: profile.name, passed: false, by: 'error', costUsd: 0 });
+    }
+    throw error;
+  });
   const answer = textOf(served.result.content).trim();
   const notice = answerNotice(served.result, maxOutputTokens);
+  await outcome({
+    profile: served.profile.name,
+    passed: answer !== '' && notice === undefined,
+    by: 'answer',
+    costUsd: served.costUsd,
+    ...(served.result.stopReason === 'max_tokens' ? { cutOff: true } : {}),
+  });
   if (!answer) throw new UserError(emptyAnswerMessage(served.profile, served.result, notice));
   const shown = await placeAnswer(answer, {
     ...(target !== undefined ? { target } : {}),
@@ -84,7 +116,7 @@ export async function runDelegation(
   });
   // First, so a cut-off, filtered or refused answer never reads as a complete one.
   const head = notice ? `${notice.line}\n\n` : '';
-  return `${head}${shown}\n\n${usageLine(served, files, notice)}`;
+  return `${head}${shown}\n\n${usageLine(served, files, notice)}${route ? `\n${route.reason}` : ''}`;
 }
 
 export function buildPrompt(task: string, files: readonly CollectedFile[]): string {

@@ -6,7 +6,9 @@ import { READ_ONLY_TOOLS, type WorkerTool } from '../agent/worker-tools/index.ts
 import { callModel } from '../calls/call-model.ts';
 import { TaskBudgetReached } from '../calls/worst-case.ts';
 import { loadConfig } from '../profiles/load-config.ts';
-import { resolveProfile } from '../profiles/resolve-profile.ts';
+import { profileForCall } from '../calls/choose-profile.ts';
+import { isWorkerFailure, noteOutcome, projectKey } from '../calls/outcomes.ts';
+import { taskKind } from '../calls/task-kind.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import { UserError } from '../util/user-error.ts';
@@ -53,11 +55,12 @@ export async function runExplore(
 ): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const agent = input.agent ? exploreAgent(input.agent, context) : undefined;
-  const profile = await resolveProfile(
-    config,
+  const kind = taskKind(input.question, input.agent);
+  const { profile, route } = await profileForCall(
     input.profile ?? agent?.profile,
-    context.env,
-    context.discover,
+    { work: 'explore', kind },
+    context,
+    config,
   );
   const root = realpathSync(context.projectDir);
   const maxTurns = Math.min(
@@ -93,7 +96,10 @@ export async function runExplore(
     tally.turns = outcome.turns;
     if (outcome.stoppedBy === 'max_turns') stopNote = `stopped at its ${maxTurns}-turn limit`;
   } catch (error) {
-    if (!(error instanceof TaskBudgetReached) && !stopper.signal.aborted) throw error;
+    if (!(error instanceof TaskBudgetReached) && !stopper.signal.aborted) {
+      if (isWorkerFailure(error)) await noteExplore(context, tally, kind, false, 'error');
+      throw error;
+    }
     if (signal?.aborted) throw error;
     answer = tally.lastText;
     tally.turns = tally.calls;
@@ -105,7 +111,31 @@ export async function runExplore(
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
-  return formatExplore(answer, root, tally, stopNote);
+  const text = await formatExplore(answer, root, tally, stopNote, kind, context);
+  return route ? `${text}\n${route.reason}` : text;
+}
+
+/** The exploration's outcome: whole when it answered in time with no reference to nothing. */
+function noteExplore(
+  context: AppContext,
+  tally: ExploreTally,
+  kind: string,
+  passed: boolean,
+  by: string,
+  cutOff?: boolean,
+): Promise<void> {
+  return noteOutcome(context.dataHome, {
+    ts: new Date().toISOString(),
+    work: 'explore',
+    project: projectKey(context.projectDir),
+    profile: tally.profile.name,
+    kind,
+    passed,
+    by,
+    costUsd: tally.costUsd,
+    ms: Date.now() - tally.started,
+    ...(cutOff ? { cutOff } : {}),
+  });
 }
 
 const NO_QUESTIONS =
@@ -201,13 +231,18 @@ async function formatExplore(
   root: string,
   tally: ExploreTally,
   stopNote: string | undefined,
+  kind: string,
+  context: AppContext,
 ): Promise<string> {
   if (!answer.trim()) {
+    await noteExplore(context, tally, kind, false, 'answer', stopNote !== undefined);
     throw new UserError(
       `The exploration gave no answer${stopNote ? ` (${stopNote})` : ''}. Ask a narrower question, or use another profile.`,
     );
   }
   const checked = await checkReferences(answer, root);
+  const isWhole = stopNote === undefined && checked.check.broken.length === 0;
+  await noteExplore(context, tally, kind, isWhole, 'answer', stopNote !== undefined);
   return [
     ...(stopNote ? [`(The exploration ${stopNote}; the answer may be incomplete.)`] : []),
     checked.answer,

@@ -43,6 +43,8 @@ export interface LoadedConfig {
   envProfileIgnored?: string;
   /** Machines tasks can run their commands on: from the user's config only. */
   runners?: ReadonlyMap<string, RunnerConfig>;
+  /** The profiles `profile: "auto"` may choose from (see choose-profile.ts): the user's config only. */
+  autoProfiles?: readonly string[];
   /** Claude Code subagent types whose calls a worker answers (type → profile): the user's config only. */
   subagents?: ReadonlyMap<string, string>;
   /** Project-file settings that were not applied (see `keepUserEndpoint`), for `providers`. */
@@ -110,6 +112,7 @@ export function loadConfig(
   let tasks: LoadedConfig['tasks'] = {};
   const runners = new Map<string, RunnerConfig>();
   let subagents: ReadonlyMap<string, string> | undefined;
+  let autoProfiles: readonly string[] | undefined;
   const layers: Array<[string, ProfileSource]> = [
     [configPath(dataHome), 'config'],
     [projectConfigPath(projectDir), 'project'],
@@ -152,6 +155,13 @@ export function loadConfig(
       );
     } else if (config.subagents) {
       subagents = new Map(Object.entries(config.subagents));
+    }
+    if (config.autoProfiles && source === 'project') {
+      warnings.push(
+        `WARNING: ${file} sets autoProfiles (${config.autoProfiles.join(', ')}), which only your own config may do: a repository must not widen where "auto" may send your work. Ignored; set it in ${configPath(dataHome)}.`,
+      );
+    } else if (config.autoProfiles) {
+      autoProfiles = config.autoProfiles;
     }
   }
   checkFailoverChains(profiles);
@@ -197,6 +207,7 @@ export function loadConfig(
       : {}),
     runners,
     ...(subagents ? { subagents } : {}),
+    ...(autoProfiles ? { autoProfiles } : {}),
     ...(warnings.length ? { warnings } : {}),
     files,
     configFile: configPath(dataHome),

@@ -235,7 +235,15 @@ export interface JobFile extends JobSummary {
    * with its worker, worktree and branch); this one has no worker and shows them as one.
    */
   attempts?: AttemptRef[];
-  attemptStrategy?: AttemptStrategy;
+  /**
+   * How the attempts run: racing (`first_pass`, `best_review`), or one after another up a
+   * ladder (`ladder`: the next starts only when the one before failed its verification).
+   */
+  attemptStrategy?: AttemptStrategy | 'ladder';
+  /** An attempt that is a rung of a ladder: its place, from 1. */
+  rung?: number;
+  /** Why `profile: "auto"` chose what it chose: the one line every result carries. */
+  route?: string;
   /** The attempt that won, set once (the first to qualify under `first_pass`). */
   winner?: string;
   /** Why the task is being stopped (a cancel, another attempt winning); set before any kill. */

@@ -14,6 +14,7 @@ import { withFileLock } from '../util/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
+import { isProcessAlive } from '../util/process-identity.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
 import { mergeInstructions, removeRunnerFolder } from './worktree.ts';
@@ -37,34 +38,168 @@ export async function settleAttempts(
   dataHome: string,
   id: string,
   waitMs = SETTLE_WAIT_MS,
+  climb?: Climb,
 ): Promise<void> {
   // A task whose file never got written (a start that crashed): its attempts stand alone.
   if (!existsSync(join(jobDir(dataHome, id), 'job.json'))) return;
-  await withFileLock(join(jobDir(dataHome, id), 'settle.lock'), () => settleNow(dataHome, id), {
-    timeoutMs: waitMs,
-  });
+  await withFileLock(
+    join(jobDir(dataHome, id), 'settle.lock'),
+    () => settleNow(dataHome, id, climb),
+    { timeoutMs: waitMs },
+  );
 }
 
-async function settleNow(dataHome: string, id: string): Promise<void> {
+/**
+ * Starts a ladder's next rung (its worker). Only the worker whose rung just ended passes one:
+ * it is alive to do it, so a rung never starts twice.
+ */
+export type Climb = (rung: JobFile) => Promise<unknown>;
+
+async function settleNow(dataHome: string, id: string, climb: Climb | undefined): Promise<void> {
   const task = readJob(dataHome, id);
   if (isTerminal(task.state) || !task.attempts) return;
   let attempts = task.attempts.map((attempt) => readJob(dataHome, attempt.id));
   const winner = task.winner ?? pickWinner(task, attempts);
+  let ladderStop: string | undefined;
+  if (task.attemptStrategy === 'ladder' && !winner && !task.stopRequested) {
+    const step = ladderStep(task, attempts);
+    if (step.type === 'climb' && climb) {
+      await climbTo(dataHome, task, step.next, attempts, climb);
+      await showAttempts(
+        dataHome,
+        task,
+        attempts.map((attempt) => readJob(dataHome, attempt.id)),
+      );
+      return;
+    }
+    const isClimbing =
+      step.type === 'climb' && step.last.worker !== undefined && isProcessAlive(step.last.worker);
+    if (step.type === 'wait' || isClimbing) {
+      // The worker that ended the rung climbs; a look meanwhile only shows the task.
+      await showAttempts(dataHome, task, attempts);
+      return;
+    }
+    ladderStop =
+      step.type === 'climb'
+        ? `the ladder stopped after ${step.last.id} (${step.last.state}): its worker exited before starting ${step.next.id}`
+        : step.why;
+  }
   const hasEnded = attempts.every((attempt) => isTerminal(attempt.state));
-  if (!winner && !hasEnded && !task.stopRequested) {
+  if (!winner && !hasEnded && !task.stopRequested && !ladderStop) {
     await showAttempts(dataHome, task, attempts);
     return;
   }
   if (winner && !task.winner) {
     await updateJob(dataHome, id, () => ({ winner }));
-    appendEvent(dataHome, id, 'attempt', `${winner} won`);
+    appendEvent(
+      dataHome,
+      id,
+      'attempt',
+      `${winner} ${task.attemptStrategy === 'ladder' ? 'passed' : 'won'}`,
+    );
   }
-  const why = task.stopRequested ?? `${winner} won first`;
+  const why =
+    task.stopRequested ??
+    ladderStop ??
+    (task.attemptStrategy === 'ladder' ? `not climbed: ${winner} passed` : `${winner} won first`);
   for (const attempt of attempts) {
     if (!isTerminal(attempt.state)) await stopTask(dataHome, attempt.id, why);
   }
   attempts = task.attempts.map((attempt) => readJob(dataHome, attempt.id));
-  await endTask(dataHome, readJob(dataHome, id), attempts, winner);
+  await endTask(dataHome, readJob(dataHome, id), attempts, winner, ladderStop);
+}
+
+type LadderStep =
+  | { type: 'wait' }
+  | { type: 'climb'; last: JobFile; next: JobFile }
+  | { type: 'stop'; why: string };
+
+/**
+ * Where a ladder with no passing rung stands: a rung still runs (wait); the last one ended and
+ * the next has not started (climb, while budget is left); or every rung has run (stop).
+ */
+function ladderStep(task: JobFile, attempts: JobFile[]): LadderStep {
+  const rungs = [...attempts].sort((a, b) => (a.rung ?? 0) - (b.rung ?? 0));
+  const nextIndex = rungs.findIndex((rung) => rung.state === 'queued' && !rung.worker);
+  if (nextIndex < 0) {
+    return rungs.every((rung) => isTerminal(rung.state))
+      ? { type: 'stop', why: 'no rung passed' }
+      : { type: 'wait' };
+  }
+  const earlier = rungs.slice(0, nextIndex);
+  const last = earlier.at(-1);
+  if (!last || earlier.some((rung) => !isTerminal(rung.state))) return { type: 'wait' };
+  const left = rungBudget(task, earlier);
+  if (left !== undefined && left <= 0) {
+    return { type: 'stop', why: `the budget is spent after ${last.id}: no rung left to climb to` };
+  }
+  return { type: 'climb', last, next: rungs[nextIndex]! };
+}
+
+/** What a rung may spend: the task's budget less what the rungs before it cost. */
+function rungBudget(task: JobFile, earlier: JobFile[]): number | undefined {
+  if (task.budgetUsd === undefined) return undefined;
+  return task.budgetUsd - sum(earlier.map((rung) => rung.costUsd));
+}
+
+/**
+ * Readies the next rung — what the rungs before it did and why it failed goes into its task,
+ * what they left of the budget becomes its cap — and starts its worker.
+ */
+async function climbTo(
+  dataHome: string,
+  task: JobFile,
+  next: JobFile,
+  attempts: JobFile[],
+  climb: Climb,
+): Promise<void> {
+  const earlier = attempts.filter((rung) => (rung.rung ?? 0) < (next.rung ?? 0));
+  const left = rungBudget(task, earlier);
+  await updateJob(dataHome, next.id, () => ({
+    task: `${task.task}\n\n${earlierRungsNote(earlier)}`,
+    ...(left === undefined ? {} : { budgetUsd: left }),
+  }));
+  const profile = task.attempts?.find((ref) => ref.id === next.id)?.profile ?? next.profile;
+  appendEvent(
+    dataHome,
+    task.id,
+    'attempt',
+    `climbing to ${next.id} (${profile})${left === undefined ? '' : `, $${left.toFixed(4)} left`}`,
+  );
+  await climb(readJob(dataHome, next.id));
+}
+
+/** The rungs' failure, told to the next one: the tests' output, the reviewer, their notes. */
+const NOTE_TAIL_CHARS = 3_000;
+
+function earlierRungsNote(earlier: JobFile[]): string {
+  const parts = earlier.map((rung) => {
+    const lines = [
+      `- Rung ${rung.rung} (profile ${rung.profile ?? '?'}) ended ${rung.state}${rung.verdict ? `, tests ${rung.verdict}` : ''}.`,
+    ];
+    if (rung.error) lines.push(`  Error: ${rung.error.slice(0, 500)}`);
+    const facts = rung.verification;
+    if (facts && facts.exitCode !== 0) {
+      lines.push(
+        `  \`${facts.command}\` exited ${facts.exitCode ?? '(none)'}${facts.timedOut ? ' (timed out)' : ''}; its output (tail):`,
+        '```',
+        facts.outputTail.slice(-NOTE_TAIL_CHARS),
+        '```',
+      );
+    }
+    if (rung.review && rung.review.verdict !== 'pass') {
+      lines.push(
+        `  The reviewer said ${rung.review.verdict}: ${rung.review.notes.slice(0, 1_000)}`,
+      );
+    }
+    if (rung.summary) lines.push(`  Its own notes: ${rung.summary.slice(0, 1_000)}`);
+    return lines.join('\n');
+  });
+  return [
+    'Earlier workers tried this task and their work did not pass; it was set aside and you start again from the same base. What they left:',
+    ...parts,
+    'Learn from their failure: find the cause before you change code.',
+  ].join('\n');
 }
 
 /**
@@ -117,8 +252,16 @@ function ranked(attempts: JobFile[]): JobFile[] {
   });
 }
 
-/** `3 attempts: 1 passed · 1 failed · 1 running`, in that order of interest. */
+/**
+ * `3 attempts: 1 passed · 1 failed · 1 running`, in that order of interest; a ladder's rungs in
+ * order: `ladder: a1 failed → a2 running → a3 queued`.
+ */
 export function attemptsSummary(attempts: JobFile[]): string {
+  if (attempts.some((attempt) => attempt.rung !== undefined)) {
+    const rungs = [...attempts].sort((a, b) => (a.rung ?? 0) - (b.rung ?? 0));
+    const word = (rung: JobFile) => (rung.state === 'done' ? (rung.verdict ?? 'done') : rung.state);
+    return `ladder: ${rungs.map((rung) => `${rung.id} ${rung.profile ?? ''} ${word(rung)}`).join(' → ')}`;
+  }
   const counts = new Map<string, number>();
   for (const attempt of attempts) {
     const word = attempt.state === 'done' ? (attempt.verdict ?? 'done') : attempt.state;
@@ -183,8 +326,12 @@ async function endTask(
   task: JobFile,
   attempts: JobFile[],
   winner: string | undefined,
+  ladderStop?: string,
 ): Promise<void> {
-  const chosen = attempts.find((attempt) => attempt.id === winner) ?? ranked(attempts)[0];
+  // A rung never climbed to has no work to show.
+  const ran = attempts.filter((attempt) => attempt.rung === undefined || attempt.startedAt);
+  const chosen =
+    attempts.find((attempt) => attempt.id === winner) ?? ranked(ran.length ? ran : attempts)[0];
   if (!chosen) return;
   const results = new Map<string, TaskResultFile>();
   for (const attempt of attempts) results.set(attempt.id, await resultOf(dataHome, attempt));
@@ -194,7 +341,8 @@ async function endTask(
     const isChosen = attempt.id === chosen.id;
     if (!isChosen) await discardAttempt(dataHome, task.id, attempt);
     const line = attemptLine(task, attempt, result, { isChosen, winner });
-    if (isChosen) lines.unshift(line);
+    // A ladder's lines stay in rung order; a race's put the chosen one first.
+    if (isChosen && task.attemptStrategy !== 'ladder') lines.unshift(line);
     else lines.push(line);
   }
   const place = await takeChosen(dataHome, task, chosen, results.get(chosen.id)!);
@@ -204,7 +352,7 @@ async function endTask(
     ? task.stopRequested
     : won
       ? undefined
-      : `no attempt qualified (${attemptsSummary(attempts)}); the best ranked is shown: ${chosen.id}`;
+      : `${ladderStop ?? 'no attempt qualified'} (${attemptsSummary(attempts)}); the best ranked is shown: ${chosen.id}`;
   const chosenResult = results.get(chosen.id)!;
   const result: TaskResultFile = {
     ...chosenResult,
@@ -296,19 +444,25 @@ function attemptLine(
   result: TaskResultFile,
   { isChosen, winner }: { isChosen: boolean; winner: string | undefined },
 ): AttemptLine {
-  const outcome = isChosen
-    ? winner
-      ? 'won'
-      : 'best ranked (did not qualify)'
-    : attempt.state === 'cancelled'
-      ? `stopped: ${attempt.error ?? 'cancelled'}`
-      : attempt.state !== 'done'
-        ? `${attempt.state}: ${attempt.error ?? ''}`
-        : !qualifies(task, attempt)
-          ? attempt.verdict === 'failed'
-            ? 'its tests failed'
-            : `review ${attempt.review?.verdict ?? 'missing'}`
-          : `ranked below ${winner}`;
+  const isUnclimbed =
+    task.attemptStrategy === 'ladder' && attempt.state === 'cancelled' && !attempt.startedAt;
+  const outcome = isUnclimbed
+    ? (attempt.error ?? 'not climbed')
+    : isChosen
+      ? winner
+        ? task.attemptStrategy === 'ladder'
+          ? 'passed'
+          : 'won'
+        : 'best ranked (did not qualify)'
+      : attempt.state === 'cancelled'
+        ? `stopped: ${attempt.error ?? 'cancelled'}`
+        : attempt.state !== 'done'
+          ? `${attempt.state}: ${attempt.error ?? ''}`
+          : !qualifies(task, attempt)
+            ? attempt.verdict === 'failed'
+              ? 'its tests failed'
+              : `review ${attempt.review?.verdict ?? 'missing'}`
+            : `ranked below ${winner}`;
   return {
     id: attempt.id,
     profile: task.attempts?.find((ref) => ref.id === attempt.id)?.profile ?? attempt.profile ?? '?',

@@ -7,6 +7,8 @@ import type { TaskState } from '../store/job-file.ts';
 import { neutralizeTampering, repositoryDamage } from './git-integrity.ts';
 import { killTask } from './task-processes.ts';
 import { billedToTask } from '../calls/ledger.ts';
+import { noteOutcome, type OutcomeRecord } from '../calls/outcomes.ts';
+import { taskKind } from '../calls/task-kind.ts';
 import { objectProblem } from '../store/job-damage.ts';
 import {
   appendEvent,
@@ -162,7 +164,51 @@ export async function finishTask(
     `${outcome.state}${verdict ? ` (${verdict})` : ''}${outcome.error ? `: ${outcome.error}` : ''}`,
   );
   await ensureResult(dataHome, job, inPlace);
+  const learned = verifiedOutcome(job);
+  if (learned) await noteOutcome(dataHome, learned);
   return job;
+}
+
+/**
+ * What the scoreboard learns from an ended task (an attempt or a rung is one too): passed when
+ * its tests passed and its reviewer passed it, failed when either failed or the work ended in
+ * an error; unverified without tests or reviewer, or when someone else stopped it. A task that
+ * never ran on a profile of its own (the task over its attempts) teaches nothing.
+ */
+export function verifiedOutcome(job: JobFile): OutcomeRecord | undefined {
+  if (!job.profile || !job.startedAt) return undefined;
+  const isTested = job.testCommand !== undefined;
+  const isReviewed = Boolean(job.definitionOfDone && job.reviewProfile);
+  const by = [isTested ? 'tests' : '', isReviewed ? 'review' : ''].filter(Boolean).join('+');
+  const verdict: { passed: boolean | null; by: string } =
+    !isTested && !isReviewed
+      ? { passed: null, by: 'none' }
+      : job.state === 'cancelled' || job.state === 'lost'
+        ? { passed: null, by: 'stopped' }
+        : job.state !== 'done'
+          ? { passed: false, by: 'error' }
+          : {
+              passed:
+                (!isTested || job.verdict === 'passed') &&
+                (!isReviewed ||
+                  job.review?.verdict === 'pass' ||
+                  (job.review?.verdict === 'error' && isTested)),
+              by,
+            };
+  const ended = Date.parse(job.endedAt ?? '') || Date.now();
+  return {
+    ts: new Date(ended).toISOString(),
+    work: 'task',
+    project: job.project,
+    profile: job.profile,
+    kind: taskKind(job.task, job.agent?.name),
+    ...verdict,
+    costUsd: job.costUsd,
+    ms: Math.max(0, ended - Date.parse(job.startedAt)),
+    fixRounds: job.failedAttempts?.length ?? 0,
+    taskId: job.id,
+    ...(job.attemptOf ? { attemptOf: job.attemptOf } : {}),
+  };
 }
 
 const errorOf = (error: unknown): Error =>

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { posix } from 'node:path';
 import { agentRootsFor, findAgent, requireAgent, type AgentDefinition } from '../agent/agents.ts';
 import {
   DEFAULT_LIMITS,
@@ -15,9 +14,15 @@ import { workerEnv } from '../sandbox/worker-env.ts';
 import { loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { resolveProfile } from '../profiles/resolve-profile.ts';
 import type { AppContext } from '../profiles/app-context.ts';
-import { parseProcessStat } from '../util/process-identity.ts';
 import { TaskError, UserError } from '../util/user-error.ts';
-import { isCliFormat, type AttemptStrategy, type SandboxMode } from '../config/schema.ts';
+import {
+  AUTO_PROFILE,
+  isCliFormat,
+  type AttemptStrategy,
+  type SandboxMode,
+} from '../config/schema.ts';
+import { chooseProfile } from '../calls/choose-profile.ts';
+import { taskKind } from '../calls/task-kind.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import { cliEndpointHosts, cliEngineFor, findBinary, type CliEngine } from './engines/index.ts';
 import {
@@ -34,7 +39,7 @@ import {
 } from '../store/job-store.ts';
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
-import { TASK_ID_VARIABLE } from './reconcile.ts';
+import { spawnWorker } from './spawn-worker.ts';
 import { pickReviewProfile } from './review.ts';
 import { isBrokenRunner, runTestCommand } from './verify.ts';
 import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
@@ -67,7 +72,15 @@ export interface StartTaskInput {
   nativeTask?: boolean;
   /** The runner (`runners.<name>` of the user's config) its commands run on; default: this machine. */
   runner?: string;
+  /**
+   * Profiles to climb, one after another, when a rung's work fails its verification (default:
+   * the configured `tasks.escalate` for a verified task that names no profile).
+   */
+  escalate?: string[];
 }
+
+/** Rungs of a ladder `auto` builds from the scoreboard's order. */
+const AUTO_RUNGS = 3;
 
 /** At most this many attempts race on one task. */
 export const MAX_ATTEMPTS = 5;
@@ -93,9 +106,9 @@ export function startTask(input: StartTaskInput, context: AppContext): Promise<J
 
 async function startTaskNow(input: StartTaskInput, context: AppContext): Promise<JobFile> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
-  const profiles = attemptProfilesOf(input, config);
-  if (profiles.length > 1) return startAttempts(input, profiles, config, context);
-  const plan = await planTask({ ...input, ...profileOf(profiles[0]) }, config, context);
+  const route = await routeTask(input, config, context);
+  if (route.profiles.length > 1) return startAttempts(input, route, config, context);
+  const plan = await planTask({ ...input, ...profileOf(route.profiles[0]) }, config, context);
   const project = realpathSync(context.projectDir);
   const workdir = confineWorkdir(project, input.workdir ?? '.');
   const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
@@ -108,7 +121,10 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
       isolation === 'worktree'
         ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
         : await inPlace(workdir, jobDir(context.dataHome, id), context.dataHome);
-    job = queuedJob(input, config, plan, { id, project, isolation, ...place }, context);
+    job = {
+      ...queuedJob(input, config, plan, { id, project, isolation, ...place }, context),
+      ...(route.reason ? { route: route.reason } : {}),
+    };
     await writeJob(context.dataHome, job);
     markStarted(context.dataHome, id);
     appendEvent(context.dataHome, id, 'state', `queued in ${job.workdir}`);
@@ -128,6 +144,112 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
 
 function profileOf(profile: string | undefined): { profile?: string } {
   return profile === undefined ? {} : { profile };
+}
+
+/**
+ * Which profiles a task runs on, and how: one; several racing (`attempts`); or a ladder climbed
+ * one rung at a time when the work fails its verification (`escalate`, else the configured
+ * `tasks.escalate` for a verified task that names no profile). `auto` — as the profile or as an
+ * entry of `attempt_profiles` — takes the scoreboard's order: the best for one, the K best for
+ * K attempts, and for a verified task a ladder of the first AUTO_RUNGS.
+ */
+async function routeTask(
+  input: StartTaskInput,
+  config: LoadedConfig,
+  context: AppContext,
+): Promise<{ profiles: Array<string | undefined>; ladder: boolean; reason?: string }> {
+  const isVerified = Boolean(input.testCommand || input.definitionOfDone);
+  if (input.escalate) {
+    if (!isVerified) {
+      throw new UserError(
+        "escalate climbs to the next profile when a rung's work fails its verification: pass test_command or definition_of_done too.",
+      );
+    }
+    if ((input.attempts ?? 1) > 1 || input.attemptProfiles) {
+      throw new UserError('Pass escalate (one rung after another) or attempts (racing), not both.');
+    }
+    if (input.profile !== undefined && input.profile !== AUTO_PROFILE) {
+      throw new UserError(
+        'Pass profile or escalate, not both: the ladder starts on the first profile of escalate.',
+      );
+    }
+    if (input.escalate.length < 2 || input.escalate.length > MAX_ATTEMPTS) {
+      throw new UserError(`escalate must name 2 to ${MAX_ATTEMPTS} profiles, cheapest first.`);
+    }
+    return { profiles: input.escalate, ladder: true };
+  }
+  const isAuto =
+    input.profile === AUTO_PROFILE || input.attemptProfiles?.includes(AUTO_PROFILE) === true;
+  if (!isAuto) {
+    const configured = config.tasks.escalate;
+    const isDefault =
+      input.profile === undefined &&
+      input.attempts === undefined &&
+      input.attemptProfiles === undefined &&
+      input.agent === undefined;
+    if (configured && isDefault && isVerified) return { profiles: configured, ladder: true };
+    return { profiles: attemptProfilesOf(input, config), ladder: false };
+  }
+  const choice = await chooseProfile(
+    {
+      work: 'task',
+      kind: taskKind(input.task, input.agent),
+      ...taskBudget(input.budgetUsd, config.budget.perTaskUsd),
+      cannotRun: (profile) => cannotRunHere(profile, input, context),
+    },
+    context,
+  );
+  const best = choice.ranked.map((ranked) => ranked.name);
+  if (input.attemptProfiles) {
+    const named = new Set(input.attemptProfiles);
+    const spare = best.filter((name) => !named.has(name));
+    let next = 0;
+    const attemptProfiles = input.attemptProfiles.map((name) =>
+      name === AUTO_PROFILE ? (spare[next++ % Math.max(1, spare.length)] ?? best[0]!) : name,
+    );
+    return {
+      profiles: attemptProfilesOf({ ...input, attemptProfiles }, config),
+      ladder: false,
+      reason: choice.reason,
+    };
+  }
+  const count = input.attempts ?? 1;
+  if (count > 1) {
+    const profiles = attemptProfilesOf(
+      {
+        ...input,
+        profile: undefined,
+        attemptProfiles: Array.from({ length: count }, (_, index) => best[index % best.length]!),
+      },
+      config,
+    );
+    return { profiles, ladder: false, reason: choice.reason };
+  }
+  if (isVerified && best.length > 1) {
+    const rungs = best.slice(0, AUTO_RUNGS);
+    return {
+      profiles: rungs,
+      ladder: true,
+      reason: `${choice.reason}; if its work fails, climbs ${rungs.join(' → ')}`,
+    };
+  }
+  return { profiles: [best[0]], ladder: false, reason: choice.reason };
+}
+
+/** Why a profile cannot take this task here (its CLI missing, a CLI on a runner). */
+function cannotRunHere(
+  profile: ResolvedProfile,
+  input: StartTaskInput,
+  context: AppContext,
+): string | undefined {
+  if (!isCliFormat(profile.format)) return undefined;
+  if (input.runner !== undefined) return 'a CLI engine does not run on a runner';
+  try {
+    findBinary(cliEngineFor(profile.format), context.env.PATH);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 /**
@@ -165,10 +287,11 @@ function attemptProfilesOf(input: StartTaskInput, config: LoadedConfig): Array<s
  */
 async function startAttempts(
   input: StartTaskInput,
-  profiles: Array<string | undefined>,
+  route: { profiles: Array<string | undefined>; ladder: boolean; reason?: string },
   config: LoadedConfig,
   context: AppContext,
 ): Promise<JobFile> {
+  const { profiles, ladder } = route;
   if (!input.testCommand && !input.definitionOfDone) {
     throw new UserError(
       'Several attempts need a way to pick the winner: pass test_command (the first attempt whose tests pass wins), definition_of_done (a reviewer grades each), or both.',
@@ -182,13 +305,15 @@ async function startAttempts(
   const workdir = confineWorkdir(project, input.workdir ?? '.');
   if (input.isolation === 'none' || !(await isGitRepository(workdir))) {
     throw new UserError(
-      'Several attempts each need a worktree of their own: run them in a git repository, without isolation "none".',
+      `${ladder ? "A ladder's rungs" : 'Several attempts'} each need a worktree of their own: run them in a git repository, without isolation "none".`,
     );
   }
   const id = reserveTaskId(context.dataHome);
-  // One budget for the task: each attempt may spend its share, so together they stay within it.
+  // One budget for the task: each racing attempt may spend its share, so together they stay
+  // within it; a rung may spend what the rungs before it left (set as it is climbed).
   const share = taskBudget(input.budgetUsd, config.budget.perTaskUsd).budgetUsd;
-  const perAttempt = share === undefined ? {} : { budgetUsd: share / plans.length };
+  const perAttempt =
+    share === undefined ? {} : { budgetUsd: ladder ? share : share / plans.length };
   const attempts: JobFile[] = [];
   try {
     for (const [index, plan] of plans.entries()) {
@@ -201,6 +326,7 @@ async function startAttempts(
         ...queuedJob(input, config, plan, placed, context),
         attemptOf: id,
         ...perAttempt,
+        ...(ladder ? { rung: index + 1 } : {}),
       };
       attempts.push(job);
       await writeJob(context.dataHome, job);
@@ -227,10 +353,12 @@ async function startAttempts(
       id: attempt.id,
       profile: plans[index]!.profile.name,
     })),
-    attemptStrategy:
-      input.attemptStrategy ??
-      config.tasks.attemptStrategy ??
-      (input.testCommand ? 'first_pass' : 'best_review'),
+    attemptStrategy: ladder
+      ? 'ladder'
+      : (input.attemptStrategy ??
+        config.tasks.attemptStrategy ??
+        (input.testCommand ? 'first_pass' : 'best_review')),
+    ...(route.reason ? { route: route.reason } : {}),
   };
   // The task runs on no profile or engine of its own; it is unsandboxed when any attempt is.
   delete task.profile;
@@ -244,7 +372,9 @@ async function startAttempts(
     context.dataHome,
     id,
     'state',
-    `queued as ${attempts.length} attempts (${task.attemptStrategy}): ${task.attempts!.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}`,
+    ladder
+      ? `queued as a ladder of ${attempts.length} rungs: ${task.attempts!.map((ref) => `${ref.id} ${ref.profile}`).join(' → ')}`
+      : `queued as ${attempts.length} attempts (${task.attemptStrategy}): ${task.attempts!.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}`,
   );
   for (const [index, attempt] of attempts.entries()) {
     appendEvent(
@@ -279,7 +409,8 @@ async function startAttempts(
     if (preflight && attempt !== first) {
       await updateJob(context.dataHome, attempt.id, () => ({ preflight }));
     }
-    await spawnWorker(attempt, context);
+    // A ladder starts on its first rung; the next starts when one fails (attempts.ts).
+    if (!ladder || attempt === first) await spawnWorker(attempt, context);
   }
   if (preflight) await updateJob(context.dataHome, id, () => ({ preflight }));
   return readJob(context.dataHome, id);
@@ -526,50 +657,4 @@ function taskBudget(asked: number | undefined, configured: number | undefined) {
 
 function lookupAgent(name: string, context: AppContext): AgentDefinition {
   return requireAgent(name, agentRootsFor(context.projectDir, context.env, context.pluginRoot));
-}
-
-/**
- * The worker runs detached in its own process group, so it outlives the server and can be
- * killed whole. A task cancelled while it was being prepared gets none; a worker that cannot
- * start (its directory gone meanwhile) fails the task, never the server.
- */
-async function spawnWorker(job: JobFile, context: AppContext): Promise<JobFile> {
-  if (!context.workerScript) throw new Error('the task worker script is not configured');
-  const current = readJob(context.dataHome, job.id);
-  if (isTerminal(current.state)) return current;
-  const log = openSync(join(jobDir(context.dataHome, job.id), 'worker.log'), 'a');
-  const child = spawn(process.execPath, [context.workerScript, job.id], {
-    cwd: job.workdir,
-    env: {
-      ...context.env,
-      DELEGATE_HOME: context.dataHome,
-      CLAUDE_PROJECT_DIR: job.project,
-      [TASK_ID_VARIABLE]: job.id,
-    },
-    detached: true,
-    stdio: ['ignore', log, log],
-  });
-  // The child has its own copy of the log; the server keeps no descriptor per task.
-  closeSync(log);
-  child.on('error', () => undefined);
-  child.unref();
-  const pid = child.pid;
-  if (pid === undefined) {
-    await finishTask(context.dataHome, job.id, {
-      state: 'failed',
-      error: `the task worker process could not start in ${job.workdir}`,
-    });
-    return readJob(context.dataHome, job.id);
-  }
-  return updateJob(context.dataHome, job.id, () => ({
-    worker: { pid, startTime: startTimeOf(pid) },
-  }));
-}
-
-function startTimeOf(pid: number): string {
-  try {
-    return parseProcessStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.startTime ?? '';
-  } catch {
-    return '';
-  }
 }

@@ -87,6 +87,7 @@ export function resultText(
   const verification = result.verification;
   const lines = [
     `${job.id} ${result.state}${result.verdict ? ` — verdict: ${result.verdict}` : ''}`,
+    job.route ? inertLine(job.route, 400) : '',
     job.runner
       ? `runner: the worker's commands and the test command ran on ${job.runner.name} (${job.runner.host})`
       : '',
@@ -116,7 +117,7 @@ export function resultText(
     result.mergeHow ? `to take the work:\n${inertBlock(result.mergeHow)}` : '',
     result.cleanedUp ?? '',
     result.salvageError ? `salvage failed: ${inertLine(result.salvageError)}` : '',
-    result.attempts ? attemptsText(result.attempts) : '',
+    result.attempts ? attemptsText(result.attempts, job.attemptStrategy === 'ladder') : '',
     `when done reviewing: ${wording.cleanup(job.id)}`,
   ];
   return lines.filter(Boolean).join('\n');
@@ -169,10 +170,16 @@ function inPlaceText(
 }
 
 /** One line per attempt: which won, and why each other lost (its patch kept). */
-function attemptsText(attempts: NonNullable<TaskResultFile['attempts']>): string {
+function attemptsText(
+  attempts: NonNullable<TaskResultFile['attempts']>,
+  isLadder: boolean,
+): string {
   const lines = attempts.map(
     (attempt) =>
       `${attempt.id} ${attempt.profile}: ${attempt.state}${attempt.verdict ? ` ${attempt.verdict}` : ''}${attempt.review ? ` · review ${attempt.review}` : ''} · $${attempt.costUsd.toFixed(4)} — ${inertLine(attempt.outcome)}${attempt.patchPath ? ` · patch ${attempt.patchPath}` : ''}`,
   );
-  return `attempts (${attempts.length}, the result above is the first line's):\n${inertBlock(lines.join('\n'))}`;
+  const head = isLadder
+    ? `ladder (${attempts.length} rungs, climbed in this order; the result above is the passing or best rung's)`
+    : `attempts (${attempts.length}, the result above is the first line's)`;
+  return `${head}:\n${inertBlock(lines.join('\n'))}`;
 }

@@ -14,6 +14,8 @@ import { TaskError } from '../util/user-error.ts';
 import { finishTask } from './finish-task.ts';
 import { runEngine } from './run-engine.ts';
 import { settleAttempts } from './attempts.ts';
+import { spawnWorker } from './spawn-worker.ts';
+import type { JobFile } from '../store/job-file.ts';
 import { resolvePluginRoot } from '../config/plugin-root.ts';
 
 async function main(id: string): Promise<void> {
@@ -72,7 +74,12 @@ async function main(id: string): Promise<void> {
   } finally {
     clearTimeout(deadline);
     // This attempt's end may decide its task: the others are stopped and the winner taken.
-    if (job.attemptOf && !isStopped) await settleAttempts(dataHome, job.attemptOf).catch(logSettle);
+    // A ladder's next rung is started here, by the worker of the rung that failed.
+    const climb = (rung: JobFile) =>
+      spawnWorker(rung, { dataHome, env, workerScript: process.argv[1] ?? '' });
+    if (job.attemptOf && !isStopped) {
+      await settleAttempts(dataHome, job.attemptOf, undefined, climb).catch(logSettle);
+    }
     // The sandbox's proxies would keep the worker alive after the task.
     await closeSandbox();
   }

@@ -12,14 +12,14 @@ export const agentsListTool = defineTool({
   title: 'List agent definitions',
   description:
     'Lists the agent definitions a task can run: name, description, tier and file, profile, tools, ' +
-    "turn limit. First found wins: the project's .claude/agents/<name>.md, .claude/skills/<name>/SKILL.md, " +
-    "~/.claude/agents/<name>.md, the plugin's workers/<name>.md.",
+    "turn limit. First found wins: the project's .claude/agents/ and .claude/skills/, ~/.claude/agents/, " +
+    "the plugin's workers/.",
   inputSchema: {
     workdir: z
       .string()
       .min(1)
       .optional()
-      .describe('Directory under the project whose agents to list (default: the project).'),
+      .describe('Directory under the project (default: its root).'),
   },
   annotations: READS_LOCAL_FILES,
   handler: (input, { context, services }) => {

@@ -13,7 +13,7 @@ export const delegateBatchTool = defineTool({
   name: 'delegate_batch',
   title: 'Delegate several jobs in parallel',
   description:
-    'Runs up to 20 independent delegate jobs at once (within each pool); returns one block per job in input ' +
+    'Runs up to 20 independent delegate jobs at once; returns one block per job in input ' +
     'order: answer and usage line, or the error (one failing never fails the others).',
   inputSchema: {
     jobs: z

@@ -17,11 +17,7 @@ export const DELEGATE_FIELDS = {
     .describe(
       'Paths or globs under the project, or a saved output; their full text goes to the worker.',
     ),
-  profile: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Worker profile (see providers); the default if omitted.'),
+  profile: z.string().min(1).optional().describe('Worker profile, or "auto" (see providers).'),
   write_to: z
     .string()
     .min(1)

@@ -13,7 +13,7 @@ export const exploreTool = defineTool({
   inputSchema: {
     question: z.string().min(1).describe('The question, with what you know.'),
     agent: z.string().min(1).optional().describe('Agent definition to follow (agents_list).'),
-    profile: z.string().min(1).optional().describe('Worker profile; the default if omitted.'),
+    profile: z.string().min(1).optional().describe('Worker profile, or "auto".'),
     max_turns: z.number().int().min(1).max(60).optional().describe('Turn limit (default 25).'),
   },
   nativeTask: 'call',

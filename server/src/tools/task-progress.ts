@@ -9,7 +9,7 @@ export const taskProgressTool = defineTool({
   title: 'Task progress (verbose)',
   description:
     'One task in detail: state, step, recent activity, files touched, sandbox, hosts, runner, ' +
-    'cost, elapsed time, last activity’s age. Call it occasionally; task_status is the cheap poll.',
+    'cost, elapsed time. Call it occasionally; task_status is the cheap poll.',
   inputSchema: {
     task_id: z.string().min(1).describe('The task.'),
     limit: z

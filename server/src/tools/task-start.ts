@@ -10,7 +10,7 @@ import { formatBytes } from '../util/format-bytes.ts';
 const TASK_START_INPUT = {
   task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
   agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
-  profile: z.string().min(1).optional().describe('Worker profile (see providers).'),
+  profile: z.string().min(1).optional().describe('Worker profile, or "auto" (see providers).'),
   workdir: z.string().min(1).optional().describe('Directory under the project.'),
   isolation: z
     .enum(['worktree', 'none'])
@@ -67,6 +67,11 @@ const TASK_START_INPUT = {
     .max(5)
     .optional()
     .describe('One profile per attempt.'),
+  escalate: z
+    .array(z.string().min(1))
+    .max(5)
+    .optional()
+    .describe('Profiles to climb while the work fails its tests.'),
   attempt_strategy: z
     .enum(['first_pass', 'best_review'])
     .optional()
@@ -108,6 +113,7 @@ export async function runTaskStart(
   if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
   for (const profile of input.attempt_profiles ?? [])
     checkProfileArgument(profile, 'attempt_profiles');
+  for (const profile of input.escalate ?? []) checkProfileArgument(profile, 'escalate');
   const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
     services;
   const job = await startTask(
@@ -127,6 +133,7 @@ export async function runTaskStart(
       ...(input.attempts !== undefined ? { attempts: input.attempts } : {}),
       ...(input.attempt_profiles ? { attemptProfiles: input.attempt_profiles } : {}),
       ...(input.attempt_strategy ? { attemptStrategy: input.attempt_strategy } : {}),
+      ...(input.escalate ? { escalate: input.escalate } : {}),
       ...(input.runner ? { runner: input.runner } : {}),
       ...(options.nativeTask ? { nativeTask: true } : {}),
     },
@@ -149,7 +156,9 @@ export async function runTaskStart(
     ? `preflight: ${current.preflight.command} → exit ${current.preflight.exitCode}${current.preflight.exitCode === 0 ? ' (passes before any change)' : ' (fails before any change)'}`
     : 'preflight: no test command; the result will be unverified';
   const where = current.attempts
-    ? `${current.attempts.length} attempts (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
+    ? current.attemptStrategy === 'ladder'
+      ? `a ladder of ${current.attempts.length} rungs, each in its own worktree from the same base, climbed while the work fails verification: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(' → ')}; the passing rung's work lands on branch delegate/${current.id}`
+      : `${current.attempts.length} attempts (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
     : current.branch
       ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
       : inPlaceLine(current);
@@ -165,6 +174,7 @@ export async function runTaskStart(
     : [];
   const text = [
     statusLine(current),
+    ...(current.route ? [current.route] : []),
     where,
     ...runner,
     ...start,

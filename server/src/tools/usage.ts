@@ -13,7 +13,7 @@ export const usageTool = defineTool({
     period: z
       .enum(['today', 'all', 'both'])
       .optional()
-      .describe('Which totals to show: today (UTC), all time, or both (default).'),
+      .describe('today (UTC), all time, or both (default).'),
   },
   annotations: READS_LOCAL_FILES,
   handler: (input, { context, services }) => {

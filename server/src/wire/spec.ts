@@ -176,6 +176,9 @@ export class ProviderError extends UserError {
   usage?: Usage;
 }
 
+/** A worker's failure (a ProviderError) told to the supervisor with the profile it ran on. */
+export class WorkerFailedError extends UserError {}
+
 /** Attaches the usage an attempt reported to the error that ended it (unless it has one). */
 export function withUsage(error: unknown, usage: Usage | undefined): unknown {
   if (error instanceof ProviderError && usage && !error.usage) error.usage = usage;
