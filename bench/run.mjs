@@ -1,6 +1,6 @@
 // `npm run bench`: runs every bench and rewrites BENCHMARKS.md with the medians and ratios.
 import { cpus } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchAttempts } from './attempts.mjs';
@@ -8,6 +8,7 @@ import { benchContextSize } from './context-size.mjs';
 import { benchExplore } from './explore.mjs';
 import { benchHookTime } from './hook-time.mjs';
 import { benchProviderEngine } from './provider-engine.mjs';
+import { benchRouting } from './routing.mjs';
 import { benchRunners } from './runners.mjs';
 import { benchServerStart } from './server-start.mjs';
 import { benchStatusLine } from './statusline.mjs';
@@ -24,10 +25,18 @@ const BENCHES = [
   benchStatusLine,
   benchExplore,
   benchRunners,
+  benchRouting,
 ];
 
+// `npm run bench -- routing explore`: only the benches whose names hold one of the words; their
+// sections replace the same sections of the BENCHMARKS.md there is, the others stay.
+const only = process.argv.slice(2).map((word) => word.toLowerCase());
+const chosen = only.length
+  ? BENCHES.filter((bench) => only.some((word) => bench.name.toLowerCase().includes(word)))
+  : BENCHES;
+
 const sections = [];
-for (const bench of BENCHES) {
+for (const bench of chosen) {
   const section = await bench(root);
   sections.push(section);
   console.log(`\n${section.title}`);
@@ -36,23 +45,42 @@ for (const bench of BENCHES) {
 }
 
 const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${process.platform}/${process.arch}`;
-const body = sections
-  .map((section) =>
-    [
-      `## ${section.title}`,
-      '',
-      section.note,
-      '',
-      '| figure | measured | bar |',
-      '|---|---|---|',
-      ...section.rows.map((row) => `| ${row.join(' | ')} |`),
-    ].join('\n'),
-  )
-  .join('\n\n');
-writeFileSync(
-  join(root, 'BENCHMARKS.md'),
-  `# Benchmarks\n\nWritten by \`npm run bench\` (scripts in \`bench/\`) on ${new Date().toISOString().slice(0, 10)}: ${machine}.\n` +
+const render = (section) =>
+  [
+    `## ${section.title}`,
+    '',
+    section.note,
+    '',
+    '| figure | measured | bar |',
+    '|---|---|---|',
+    ...section.rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
+const file = join(root, 'BENCHMARKS.md');
+const stamp = `on ${new Date().toISOString().slice(0, 10)}: ${machine}`;
+let text;
+if (only.length) {
+  // The file as it is, each section measured now replacing its old one (new ones at the end),
+  // and a line in the head naming what was measured again, when and where.
+  const parts = readFileSync(file, 'utf8').split(/\n(?=## )/);
+  const kept = parts.slice(1).map((part) => {
+    const title = part.slice(3, part.indexOf('\n'));
+    const fresh = sections.find((section) => section.title === title);
+    return fresh ? render(fresh) : part.trimEnd();
+  });
+  const added = sections.filter(
+    (section) => !kept.some((part) => part.startsWith(`## ${section.title}\n`)),
+  );
+  const head = parts[0]
+    .trimEnd()
+    .split('\n')
+    .filter((line) => !line.startsWith('Measured again'));
+  const again = `Measured again alone (\`npm run bench -- ${only.join(' ')}\`) ${stamp}: ${sections.map((section) => section.title).join('; ')}.`;
+  text = `${[...head, again].join('\n')}\n\n${[...kept, ...added.map(render)].join('\n\n')}\n`;
+} else {
+  text =
+    `# Benchmarks\n\nWritten by \`npm run bench\` (scripts in \`bench/\`) ${stamp}.\n` +
     'Medians of repeated runs, each beside a baseline measured in the same run; never asserted in tests.\n\n' +
-    `${body}\n`,
-);
+    `${sections.map(render).join('\n\n')}\n`;
+}
+writeFileSync(file, text);
 console.log('\nWrote BENCHMARKS.md');
