@@ -31,20 +31,9 @@ const TEXT = {
 };
 const KINDS = Object.keys(RATES);
 
-function mulberry32(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** The world: each task's kind and, per profile, whether its run passes (independent draws). */
-function makeWorld(seed) {
-  const random = mulberry32(seed);
+function makeWorld(seed, seededRandom) {
+  const random = seededRandom(seed);
   return Array.from({ length: TASKS }, () => {
     const kind = KINDS[Math.floor(random() * KINDS.length)];
     const passes = Object.fromEntries(PROFILES.map((p) => [p, random() < RATES[kind][p]]));
@@ -158,7 +147,7 @@ export async function benchRouting(root) {
     const chooseMs = [];
     let lastPicks;
     for (const seed of SEEDS) {
-      const world = makeWorld(seed);
+      const world = makeWorld(seed, modules.seededRandom);
       for (const profile of PROFILES) {
         results[profile].push(
           tally(world.map((task) => ({ passed: task.passes[profile], cost: COST[profile] }))),

@@ -211,6 +211,28 @@ describe('escalate: a ladder of profiles inside one budget', () => {
   });
 });
 
+describe('auto outside a git repository', () => {
+  it.override('repository', null);
+
+  it('with a test command it runs one pick in place: no ladder to refuse', async ({
+    startWith,
+    world,
+  }) => {
+    writeFileSync(join(world.project, 'test.js'), "console.log('ok');\n");
+    const handle = await startWith({}, { cheap: RIGHT, strong: RIGHT }, ['cheap']);
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      profile: 'auto',
+      isolation: 'none',
+    });
+    expect(started.isError, started.text).toBe(false);
+    expect(started.text).toMatch(/auto: (cheap|strong) — no verified tasks yet: exploring/);
+    expect(started.text).not.toContain('ladder');
+    await ended(handle, taskIdOf(started.text));
+  });
+});
+
 describe('profile "auto": chosen by verified outcomes, explained in one line', () => {
   it('after a history where one profile fails its tests and another passes, auto picks the one that passes here and says why; in another project with no history it explores among the local profiles its rule allows', async ({
     startWith,
@@ -268,6 +290,27 @@ describe('profile "auto": chosen by verified outcomes, explained in one line', (
       'auto: cheap — 0 of 6 tasks elsewhere passed; nothing here yet: exploring (the only candidate)',
     );
     await ended(there, taskIdOf(explored.text));
+  });
+});
+
+describe('attempt_profiles "auto"', () => {
+  it('races the K best, each a different profile, and says why', async ({ startWith }) => {
+    const handle = await startWith({}, { cheap: RIGHT, strong: RIGHT });
+    const started = await handle.callText('task_start', {
+      task: 'Fix add()',
+      test_command: 'node test.js',
+      attempts: 2,
+      attempt_profiles: 'auto',
+    });
+    expect(started.isError, started.text).toBe(false);
+    const id = taskIdOf(started.text);
+    const raced = new RegExp(
+      `2 attempts \\(first_pass\\), each in its own worktree: ${id}a1 (\\w+), ${id}a2 (\\w+)`,
+    ).exec(started.text);
+    expect(raced, started.text).not.toBeNull();
+    expect(new Set([raced![1], raced![2]])).toEqual(new Set(['cheap', 'strong']));
+    expect(started.text).toMatch(/auto: (cheap|strong) — /);
+    await ended(handle, id);
   });
 });
 

@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseJsonLines } from '../util/read-json.ts';
 import { UserError } from '../util/user-error.ts';
 
 export interface LedgerRecord {
@@ -150,19 +151,7 @@ function readLedgerFile(file: string): string {
   }
 }
 
-function parseLines(text: string): LedgerRecord[] {
-  const records: LedgerRecord[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const value: unknown = JSON.parse(line);
-      if (isLedgerRecord(value)) records.push(value);
-    } catch {
-      // A torn or foreign line: the rest of the file is still good.
-    }
-  }
-  return records;
-}
+const parseLines = (text: string) => parseJsonLines(text, isLedgerRecord);
 
 function isLedgerRecord(value: unknown): value is LedgerRecord {
   if (typeof value !== 'object' || value === null) return false;

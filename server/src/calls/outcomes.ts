@@ -9,6 +9,7 @@ import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
+import { parseJsonLines } from '../util/read-json.ts';
 import { UserError } from '../util/user-error.ts';
 import { ProviderError, WorkerFailedError } from '../wire/spec.ts';
 
@@ -82,17 +83,7 @@ export function readOutcomes(dataHome: string): OutcomeRecord[] {
   } catch {
     return [];
   }
-  const records: OutcomeRecord[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const value: unknown = JSON.parse(line);
-      if (isOutcome(value)) records.push(value);
-    } catch {
-      // A torn line: the rest is still good.
-    }
-  }
-  return records;
+  return parseJsonLines(text, isOutcome);
 }
 
 function isOutcome(value: unknown): value is OutcomeRecord {

@@ -165,8 +165,10 @@ async function routeTask(
         "escalate climbs to the next profile when a rung's work fails its verification: pass test_command or definition_of_done too.",
       );
     }
-    if ((input.attempts ?? 1) > 1 || input.attemptProfiles) {
-      throw new UserError('Pass escalate (one rung after another) or attempts (racing), not both.');
+    if ((input.attempts ?? 1) > 1 || input.attemptProfiles || input.attemptStrategy) {
+      throw new UserError(
+        'Pass escalate (one rung after another) or attempts (racing, with attempt_profiles and attempt_strategy), not both.',
+      );
     }
     if (input.profile !== undefined && input.profile !== AUTO_PROFILE) {
       throw new UserError(
@@ -225,7 +227,7 @@ async function routeTask(
     );
     return { profiles, ladder: false, reason: choice.reason };
   }
-  if (isVerified && best.length > 1) {
+  if (isVerified && best.length > 1 && (await canHoldLadder(input, context))) {
     const rungs = best.slice(0, AUTO_RUNGS);
     return {
       profiles: rungs,
@@ -234,6 +236,13 @@ async function routeTask(
     };
   }
   return { profiles: [best[0]], ladder: false, reason: choice.reason };
+}
+
+/** Whether the task's place can take a ladder: rungs each need a worktree of a git repository. */
+async function canHoldLadder(input: StartTaskInput, context: AppContext): Promise<boolean> {
+  if (input.isolation === 'none') return false;
+  const workdir = confineWorkdir(realpathSync(context.projectDir), input.workdir ?? '.');
+  return isGitRepository(workdir);
 }
 
 /** Why a profile cannot take this task here (its CLI missing, a CLI on a runner). */

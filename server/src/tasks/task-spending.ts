@@ -19,6 +19,8 @@ import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import type { TaskRecorder } from './task-recorder.ts';
 
 /** Why an attempt's cap is below what the supervisor gave. */
+const RUNG_SHARE =
+  'This task climbs a ladder of profiles: each rung may spend what the rungs before it left of budget_usd.';
 const ATTEMPT_SHARE =
   "This task races several attempts: each one's cap is an equal share of budget_usd.";
 
@@ -45,7 +47,7 @@ export async function callForTask(
             taskBudget: {
               capUsd: job.budgetUsd,
               spentUsd: job.costUsd,
-              ...(job.attemptOf ? { note: ATTEMPT_SHARE } : {}),
+              ...(job.attemptOf ? { note: job.rung ? RUNG_SHARE : ATTEMPT_SHARE } : {}),
             },
           }
         : {}),

@@ -54,7 +54,7 @@ const TASK_START_INPUT = {
     .array(z.string().min(1))
     .max(50)
     .optional()
-    .describe('Hosts sandboxed commands may reach (default none).'),
+    .describe('Hosts sandboxed commands may reach.'),
   attempts: z
     .number()
     .int()
@@ -63,20 +63,19 @@ const TASK_START_INPUT = {
     .optional()
     .describe('Workers racing in own worktrees; tests or reviewer pick one.'),
   attempt_profiles: z
-    .array(z.string().min(1))
-    .max(5)
+    .union([z.array(z.string().min(1)).max(5), z.literal('auto')])
     .optional()
-    .describe('One profile per attempt.'),
+    .describe('Profile per attempt, or "auto".'),
   escalate: z
     .array(z.string().min(1))
     .max(5)
     .optional()
-    .describe('Profiles to climb while the work fails its tests.'),
+    .describe('Profiles climbed while tests fail.'),
   attempt_strategy: z
     .enum(['first_pass', 'best_review'])
     .optional()
     .describe('first_pass (default with tests) or best_review.'),
-  runner: z.string().min(1).optional().describe('SSH runner for its commands (see providers).'),
+  runner: z.string().min(1).optional().describe('SSH runner for its commands.'),
   wait_s: z
     .number()
     .int()
@@ -111,8 +110,12 @@ export async function runTaskStart(
   options: { nativeTask?: boolean } = {},
 ): Promise<{ job: JobFile; text: string }> {
   if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
-  for (const profile of input.attempt_profiles ?? [])
-    checkProfileArgument(profile, 'attempt_profiles');
+  // "auto": the `attempts` best (3 by default), as "auto" in each place.
+  const attemptProfiles =
+    input.attempt_profiles === 'auto'
+      ? Array.from({ length: input.attempts ?? 3 }, () => 'auto')
+      : input.attempt_profiles;
+  for (const profile of attemptProfiles ?? []) checkProfileArgument(profile, 'attempt_profiles');
   for (const profile of input.escalate ?? []) checkProfileArgument(profile, 'escalate');
   const { ensureResult, isTerminal, readJob, reconcileJob, resultText, startTask, statusLine } =
     services;
@@ -131,7 +134,7 @@ export async function runTaskStart(
       ...(input.timeout_s ? { timeoutS: input.timeout_s } : {}),
       ...(input.allow_hosts?.length ? { allowHosts: input.allow_hosts } : {}),
       ...(input.attempts !== undefined ? { attempts: input.attempts } : {}),
-      ...(input.attempt_profiles ? { attemptProfiles: input.attempt_profiles } : {}),
+      ...(attemptProfiles ? { attemptProfiles } : {}),
       ...(input.attempt_strategy ? { attemptStrategy: input.attempt_strategy } : {}),
       ...(input.escalate ? { escalate: input.escalate } : {}),
       ...(input.runner ? { runner: input.runner } : {}),

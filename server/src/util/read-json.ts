@@ -71,3 +71,21 @@ function parseProblem(body: string, error: Error, isSecret: boolean): string {
     return 'is not valid JSON (cut off: the text ends early, as after an interrupted write)';
   return isSecret ? 'is not valid JSON' : `is not valid JSON (${error.message})`;
 }
+
+/**
+ * The records of a JSON-lines text that pass `isRecord`, in order: a torn or foreign line is
+ * skipped, the rest of the file is still good.
+ */
+export function parseJsonLines<T>(text: string, isRecord: (value: unknown) => value is T): T[] {
+  const records: T[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (isRecord(value)) records.push(value);
+    } catch {
+      // A torn or foreign line.
+    }
+  }
+  return records;
+}
