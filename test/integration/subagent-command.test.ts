@@ -65,6 +65,19 @@ describe('delegate explore', () => {
 });
 
 describe('delegate subagent', () => {
+  it('a type mapped to "auto" runs on the profile routing chooses, with the reason last', async ({
+    startWith,
+    world,
+  }) => {
+    await startWith([{ text: 'The cart is at src/cart.ts:1.' }], { Explore: 'auto' });
+    const run = await subagent(world, 'Explore', 'Where is the cart?');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('The cart is at src/cart.ts:1.');
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe(
+      'auto: w — no verified explorations yet: exploring (the only candidate)',
+    );
+  });
+
   it('Explore runs as an exploration: the report, its references checked, counted as a subagent', async ({
     startWith,
     world,
