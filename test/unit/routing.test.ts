@@ -4,7 +4,7 @@
  * candidates `auto` may take (configured, approved, runnable, local-only rule, budget), and
  * what a task's end teaches.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   chooseProfile,
@@ -143,6 +143,7 @@ describe('the scoreboard', () => {
       `b@${PROJECT}`,
       'a@/p/two',
     ]);
+    expect(statSync(outcomesPath(dataHome)).mode & 0o777).toBe(0o600);
     expect(resetOutcomes(dataHome, { project: PROJECT })).toBe(1);
     expect(resetOutcomes(dataHome)).toBe(1);
     expect(readOutcomes(dataHome)).toEqual([]);

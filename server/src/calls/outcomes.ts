@@ -5,7 +5,7 @@
  * `profile: "auto"` read it. Job folders go with `task_cleanup`; this file keeps what the
  * router learns. Nothing in it leaves the machine.
  */
-import { readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
@@ -112,12 +112,13 @@ export function resetOutcomes(
     (which.project === undefined || record.project === which.project) &&
     (which.profile === undefined || record.profile === which.profile);
   const kept = all.filter((record) => !isForgotten(record));
-  if (kept.length === 0) rmSync(outcomesPath(dataHome), { force: true });
-  else
-    writeFileAtomicSync(
-      outcomesPath(dataHome),
-      kept.map((r) => JSON.stringify(r)).join('\n') + '\n',
-    );
+  const path = outcomesPath(dataHome);
+  if (kept.length === 0) {
+    rmSync(path, { force: true });
+  } else {
+    writeFileAtomicSync(path, kept.map((record) => `${JSON.stringify(record)}\n`).join(''));
+    chmodSync(path, 0o600);
+  }
   return all.length - kept.length;
 }
 
