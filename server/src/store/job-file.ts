@@ -183,7 +183,13 @@ export interface JobFile extends JobSummary {
    * and keys of this machine found in its work (`keys`): tampered work or work holding a key
    * is never salvaged.
    */
-  gitProblems?: { tampered: string[]; damaged: string[]; keys?: string[] };
+  gitProblems?: {
+    tampered: string[];
+    damaged: string[];
+    keys?: string[];
+    /** The worker's own commits taken off the task's branch (or why that failed). */
+    offBranch?: string;
+  };
   branch?: string;
   /** The commit the worktree started from: HEAD, base_branch, or the snapshot below. */
   baseCommit?: string;

@@ -129,7 +129,13 @@ export async function finishTask(
   const inPlace = before.snapshot
     ? await measureChanges(before.snapshot.dir).catch((error: unknown) => errorOf(error))
     : undefined;
-  const gitProblems = await inspectWork(dataHome, before, inPlace);
+  const found = await inspectWork(dataHome, before, inPlace);
+  // Work that must not reach a branch is off it before anyone can see the task ended: a
+  // supervisor (or a user) who merges the branch the moment the state turns gets none of it.
+  const offBranch = isUnsafe(found)
+    ? await takeCommitsOffBranch(dataHome, before).catch((error: unknown) => errorMessage(error))
+    : undefined;
+  const gitProblems = found && offBranch ? { ...found, offBranch } : found;
   const outcome = withGitProblems(reported, gitProblems, before);
   let won = false;
   const verdict =
@@ -353,9 +359,10 @@ async function salvage(
     const why = job.gitProblems?.keys?.length
       ? 'the work holds a key'
       : 'the git metadata was tampered with';
-    const off = await takeCommitsOffBranch(dataHome, job).catch((error: unknown) =>
-      errorMessage(error),
-    );
+    // Taken off as the task ended; looked at again for a job that ended without that step.
+    const off =
+      job.gitProblems?.offBranch ??
+      (await takeCommitsOffBranch(dataHome, job).catch((error: unknown) => errorMessage(error)));
     return { salvageError: `not salvaged: ${why}${off ? `; ${off}` : ''}` };
   }
   try {
