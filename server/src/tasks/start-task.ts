@@ -41,7 +41,7 @@ import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
 import { spawnWorker } from './spawn-worker.ts';
 import { pickReviewProfile } from './review.ts';
-import { isBrokenRunner, runTestCommand } from './verify.ts';
+import { cannotRun, runTestCommand } from './verify.ts';
 import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
 import { isGitRepository } from './worktree.ts';
 import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts';
@@ -619,10 +619,11 @@ async function preflightPasses(
     return false;
   }
   await updateJob(context.dataHome, job.id, () => ({ preflight }));
-  if (!isBrokenRunner(preflight)) return true;
+  const missing = cannotRun(preflight);
+  if (missing === undefined) return true;
   await finishTask(context.dataHome, job.id, {
     state: 'failed',
-    error: `preflight: the test command cannot run (exit ${preflight.exitCode}); fix test_command before spending tokens`,
+    error: `preflight: the test command cannot run (exit ${preflight.exitCode ?? 'none'}): ${missing}. No model was called. Fix test_command or add what is missing, then start again; a task meant to create it starts without test_command`,
   });
   return false;
 }

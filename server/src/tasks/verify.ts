@@ -112,3 +112,76 @@ const killedAfter = (timeoutMs: number) => `\n[killed after ${Math.round(timeout
 export function isBrokenRunner(facts: VerificationFacts): boolean {
   return facts.exitCode === null || facts.exitCode === 126 || facts.exitCode === 127;
 }
+
+/**
+ * What a test command lacks to run at all, read from its run before the work (undefined when
+ * it ran: passing or failing tests are both runs). The class is the toolchain, never the tests:
+ * a command or interpreter that is not there or not executable, a package manager or build tool
+ * with no manifest, script or target to run. A test file that does not exist yet is not in it
+ * (the task may be to write it), nor a command missing deeper down that exits otherwise (the
+ * code under test may be what runs it).
+ */
+export function cannotRun(facts: VerificationFacts): string | undefined {
+  const { exitCode, outputTail: output } = facts;
+  if (exitCode === 0) return undefined;
+  if (exitCode === null) return facts.timedOut ? undefined : 'it could not start';
+  const table = exitCode === 126 || exitCode === 127 ? [...SHELL, ...TOOLCHAINS] : TOOLCHAINS;
+  for (const [pattern, why] of table) {
+    const match = pattern.exec(output);
+    if (match) return why(match);
+  }
+  if (exitCode === 127) return 'a command it runs is not installed or not on PATH';
+  if (exitCode === 126) return 'a command it runs is not executable';
+  return undefined;
+}
+
+const quoted = (name: string | undefined) => `\`${name ?? '?'}\``;
+
+type Missing = Array<[RegExp, (match: RegExpExecArray) => string]>;
+
+/** The shell's own words when the command it was given cannot start (exit 126 or 127). */
+const SHELL: Missing = [
+  // `bash: line 1: jest: command not found`, `sh: 1: jest: not found`.
+  [
+    /^\S*sh: (?:line )?\d+: ([^:\n]+): (?:command )?not found$/m,
+    (m) => `${quoted(m[1])} is not installed or not on PATH`,
+  ],
+  [
+    /^\S*sh: (?:line \d+: )?([^:\n]+): Permission denied$/m,
+    (m) => `${quoted(m[1])} is not executable`,
+  ],
+  [
+    /^\S*sh: (?:line \d+: )?([^:\n]+): No such file or directory$/m,
+    (m) => `${quoted(m[1])} does not exist`,
+  ],
+];
+
+/** A package manager or build tool with no manifest, script or target to run. */
+const TOOLCHAINS: Missing = [
+  [
+    /^npm (?:error|ERR!) enoent Could not read package\.json\b[^\n]*?open '([^']+)'/m,
+    (m) => `there is no ${m[1]}`,
+  ],
+  [
+    /^npm (?:error|ERR!) Missing script: "([^"]+)"/m,
+    (m) => `package.json has no ${quoted(m[1])} script`,
+  ],
+  [
+    /ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND|^error Couldn't find a package\.json file/m,
+    () => 'there is no package.json',
+  ],
+  [
+    /ERR_PNPM_NO_SCRIPT\b.*?Missing script: (\S+)|^error Command "([^"]+)" not found/m,
+    (m) => `package.json has no ${quoted(m[1] ?? m[2])} script`,
+  ],
+  [
+    /^make: \*\*\* No rule to make target '([^']+)'/m,
+    (m) => `make finds no target ${quoted(m[1])} (no Makefile, or none with that target)`,
+  ],
+  [/^make: \*\*\* No targets specified and no makefile found/m, () => 'there is no Makefile'],
+  [/^error: could not find `Cargo\.toml`/m, () => 'there is no Cargo.toml'],
+  [
+    /^\S*python[\d.]*: No module named ([\w.]+)$/m,
+    (m) => `the Python module ${quoted(m[1])} is not installed`,
+  ],
+];
