@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { git } from '../helpers/git-project.ts';
@@ -173,6 +174,33 @@ describe.runIf(process.platform === 'linux')('tasks on an SSH runner', () => {
       expect(readdirSync(sshd.workdir)).toEqual(before);
     },
   );
+
+  it('the host-key advice works as printed when $HOME is not the passwd home', async ({
+    startWith,
+    world,
+  }) => {
+    expect(world.env.HOME).not.toBe(userInfo().homedir);
+    const handle = await startWith([{ text: 'Nothing to do.' }], {
+      runners: {
+        // ssh reads the passwd home's ~/.ssh/known_hosts, never $HOME's.
+        plain: runnerConfig({ knownHostsFile: undefined }),
+        mine: runnerConfig({ knownHostsFile: '~/trusted_hosts' }),
+      },
+    });
+    const plain = await handle.callText('task_start', { task: 'Anything', runner: 'plain' });
+    expect(plain.isError, plain.text).toBe(true);
+    expect(plain.text).toContain(`>> ${join(userInfo().homedir, '.ssh', 'known_hosts')}`);
+    expect(plain.text).not.toContain('~/');
+    // The advice, run as printed by the same user (with the test's HOME), lets the runner in.
+    const refused = await handle.callText('task_start', { task: 'Anything', runner: 'mine' });
+    expect(refused.isError, refused.text).toBe(true);
+    const advice = /trust it with: (ssh-keyscan .+?)\.?$/m.exec(refused.text)?.[1];
+    expect(advice, refused.text).toContain(`>> ${join(world.env.HOME!, 'trusted_hosts')}`);
+    execFileSync('sh', ['-c', advice!], { env: world.env, stdio: 'ignore' });
+    const trusted = await handle.callText('task_start', { task: 'Anything', runner: 'mine' });
+    expect(trusted.isError, trusted.text).toBe(false);
+    await pollTaskStatus(handle, taskIdOf(trusted.text), ENDED, 30_000);
+  });
 
   it('a task outlives its local server killed mid-task and loses nothing', async ({
     startWith,

@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tmpdir, userInfo } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { shellQuote } from '../util/shell-quote.ts';
 import { UserError } from '../util/user-error.ts';
 import type { RecordedRunner } from '../store/job-file.ts';
@@ -233,6 +233,31 @@ function runLocal(command: string, args: string[], input?: string): Promise<stri
 }
 
 /**
+ * The known_hosts file ssh reads for this runner, as an absolute path: the configured one, else
+ * what ssh itself resolves (`ssh -G`). Its `~` is the home of the user's passwd entry, not
+ * `$HOME` (sudo, containers, CI): advice naming `~/.ssh/known_hosts` would send the user to a
+ * file the runner check never reads.
+ */
+export async function knownHostsFileOf(
+  runner: Pick<RunnerAddress, 'host' | 'port' | 'knownHostsFile'>,
+  env: Record<string, string | undefined>,
+): Promise<string> {
+  if (runner.knownHostsFile) return expandHome(runner.knownHostsFile, env.HOME);
+  const printed = await runLocal('ssh', [
+    '-G',
+    '-F',
+    'none',
+    ...(runner.port ? ['-p', String(runner.port)] : []),
+    '--',
+    runner.host,
+  ]);
+  const resolved = /^userknownhostsfile (\S+)/m.exec(printed)?.[1];
+  return resolved && isAbsolute(resolved)
+    ? resolved
+    : join(userInfo().homedir, '.ssh', 'known_hosts');
+}
+
+/**
  * The error for a refused ssh call, saying what to do: a host key that is unknown or changed
  * (with the fingerprints the runner offers and how to trust them), a refused login, or a
  * runner that cannot be reached.
@@ -244,9 +269,7 @@ export async function sshFailureError(
   env: Record<string, string | undefined>,
 ): Promise<UserError> {
   const where = `${runner.host}${runner.port ? `:${runner.port}` : ''}`;
-  const knownHosts = runner.knownHostsFile
-    ? expandHome(runner.knownHostsFile, env.HOME)
-    : '~/.ssh/known_hosts';
+  const knownHosts = await knownHostsFileOf(runner, env);
   const scanHost = runner.port ? `-p ${runner.port} ${runner.host}` : runner.host;
   const detail = result.stderr.trim().split('\n').slice(-3).join(' ');
   if (failure === 'unknown-host-key' || failure === 'changed-host-key') {
