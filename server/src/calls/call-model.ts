@@ -24,12 +24,18 @@ import { fitToTaskBudget, reserveBudget, worstCaseCost } from './budget.ts';
 import { withFileLock } from '../util/file-lock.ts';
 import { appendLedger, type LedgerRecord } from './ledger.ts';
 import { poolKeyOf, poolSizeOf } from './pool-key.ts';
-import { acquireSlot } from './pool.ts';
+import { acquireSlot, type PoolHolder } from './pool.ts';
 import { costOf, priceFor, type Price } from './pricing.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import { DEFAULT_IDLE_TIMEOUT_MS } from '../wire/http-stream.ts';
 
 /** How long the last profile of a chain waits for a free slot before giving up. */
-const POOL_WAIT_MS = 5 * 60_000;
+/** "waiting for a pool slot on <pool> (2 of 2 busy: t_x, t_y) for 4 s". */
+function poolWait(poolKey: string, size: number, holders: PoolHolder[], waitedMs: number): string {
+  const names = holders.map((holder) => holder.label ?? `pid ${holder.pid}`);
+  const busy = `${size} of ${size} busy${names.length ? `: ${names.join(', ')}` : ''}`;
+  return `waiting for a pool slot on ${poolKey} (${busy}) for ${Math.round(waitedMs / 1000)} s`;
+}
 const FREE: Price = { inputPerMTok: 0, outputPerMTok: 0 };
 
 export interface ModelCall {
@@ -58,6 +64,11 @@ export interface ModelCall {
    * call that ends in an error cost before it went wrong.
    */
   onSpend?: (usd: number) => void;
+  /**
+   * Told what the call waits for while its profile's pool is full ("waiting for a pool slot on
+   * local 127.0.0.1:11434 (2 of 2 busy: t_x, t_y) for 4 s"), then undefined once it has a slot.
+   */
+  onWaiting?: (what: string | undefined) => void;
 }
 
 export interface ModelCallResult {
@@ -92,21 +103,35 @@ export async function callModel(call: ModelCall, context: AppContext): Promise<M
       if (isLast) throw new UserError(`No profile could take the call (${passed.join('; ')})`);
       continue;
     }
-    const slot = await acquireSlot(
-      slotsDir(context.dataHome),
-      poolKeyOf(profile),
-      poolSizeOf(profile),
-      {
-        waitMs: isLast ? POOL_WAIT_MS : 0,
-        label: `${profile.name}${call.taskId ? ` ${call.taskId}` : ''}`,
-        ...(call.signal ? { signal: call.signal } : {}),
+    const poolKey = poolKeyOf(profile);
+    const size = poolSizeOf(profile);
+    // The wait for a slot is bounded like a silent stream: by the profile's idle limit.
+    const waitMs = isLast
+      ? profile.idleTimeoutS !== undefined
+        ? profile.idleTimeoutS * 1000
+        : DEFAULT_IDLE_TIMEOUT_MS
+      : 0;
+    const waitStarted = Date.now();
+    let holders: PoolHolder[] = [];
+    const slot = await acquireSlot(slotsDir(context.dataHome), poolKey, size, {
+      waitMs,
+      label: `${profile.name}${call.taskId ? ` ${call.taskId}` : ''}`,
+      ...(call.signal ? { signal: call.signal } : {}),
+      onFull: (now) => {
+        holders = now;
+        call.onWaiting?.(poolWait(poolKey, size, now, Date.now() - waitStarted));
       },
-    );
+    });
+    if (Date.now() - waitStarted >= 1000 || holders.length > 0) call.onWaiting?.(undefined);
     if (!slot) {
-      passed.push(`${profile.name}: all ${poolSizeOf(profile)} slots busy`);
+      passed.push(
+        `${profile.name}: ${poolWait(poolKey, size, holders, waitMs).replace('waiting for a pool slot on ', 'no slot on ')}`,
+      );
       if (isLast)
         throw new UserError(
-          `No worker slot came free in ${POOL_WAIT_MS / 60_000} min (${passed.join('; ')}). Try again later or raise "pool" in the profile.`,
+          `No worker slot came free in ${Math.round(waitMs / 1000)} s (${passed.join('; ')}). ` +
+            `Wait for those calls or tasks to end (delegate tasks; task_cancel to stop one), raise "pool" in profile ${profile.name} if its server can take more at once, ` +
+            `or raise its "idleTimeoutS" to wait longer; delegate doctor checks the endpoint.`,
         );
       continue;
     }

@@ -99,7 +99,13 @@ export async function acquireSlot(
   slotsDir: string,
   poolKey: string,
   size: number,
-  options: { waitMs?: number; signal?: AbortSignal; label?: string } = {},
+  options: {
+    waitMs?: number;
+    signal?: AbortSignal;
+    label?: string;
+    /** Told who holds the slots while this waits: at the first full look, then each second. */
+    onFull?: (holders: PoolHolder[]) => void;
+  } = {},
 ): Promise<PoolSlot | undefined> {
   if (!Number.isInteger(size) || size < 1) {
     throw new RangeError(`A pool size must be a positive integer, got ${size}.`);
@@ -107,12 +113,17 @@ export async function acquireSlot(
   const folder = join(slotsDir, poolFolderName(poolKey));
   mkdirSync(folder, { recursive: true });
   const deadline = Date.now() + (options.waitMs ?? 0);
+  let toldAt = 0;
   for (;;) {
     options.signal?.throwIfAborted();
     const slot = takeFreeSlot(folder, poolKey, size, options.label);
     if (slot) return slot;
     const remainingMs = deadline - Date.now();
     if (remainingMs <= 0) return undefined;
+    if (options.onFull && Date.now() - toldAt >= FULL_REPORT_MS) {
+      toldAt = Date.now();
+      options.onFull(holdersIn(folder));
+    }
     // Jittered polling: waiters do not retry in lockstep, and no busy loop.
     await pause(Math.min(remainingMs, 20 + Math.random() * 80), options.signal);
   }
@@ -148,17 +159,23 @@ function liveHolder(path: string, index: number): PoolHolder | undefined {
 
 /** Live holders per pool key; dead holders' files are removed as they are found. */
 export function poolHolders(slotsDir: string): PoolHolder[] {
-  return listFolder(slotsDir).flatMap((folder) =>
-    listFolder(join(slotsDir, folder)).flatMap((name) => {
-      const index = SLOT_FILE.exec(name)?.[1];
-      if (index === undefined) return [];
-      try {
-        const holder = liveHolder(join(slotsDir, folder, name), Number(index));
-        return holder ? [holder] : [];
-      } catch {
-        // A report of holders must not fail on one file it cannot read.
-        return [];
-      }
-    }),
-  );
+  return listFolder(slotsDir).flatMap((folder) => holdersIn(join(slotsDir, folder)));
+}
+
+/** How often a waiter hears again who holds a full pool. */
+const FULL_REPORT_MS = 1_000;
+
+/** The live holders of one pool's folder. */
+function holdersIn(folder: string): PoolHolder[] {
+  return listFolder(folder).flatMap((name) => {
+    const index = SLOT_FILE.exec(name)?.[1];
+    if (index === undefined) return [];
+    try {
+      const holder = liveHolder(join(folder, name), Number(index));
+      return holder ? [holder] : [];
+    } catch {
+      // A report of holders must not fail on one file it cannot read.
+      return [];
+    }
+  });
 }

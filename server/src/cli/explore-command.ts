@@ -47,8 +47,8 @@ Options:
       ...(parsed.values.agent ? { agent: parsed.values.agent } : {}),
       ...(turns ? { maxTurns: Number(turns) } : {}),
     };
-    return printAnswer(context, 'the exploration was stopped', (signal) =>
-      runExplore(input, context, signal),
+    return printAnswer(context, 'the exploration was stopped', (signal, waiting) =>
+      runExplore(input, context, signal, waiting),
     );
   },
 };

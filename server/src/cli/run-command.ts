@@ -53,8 +53,8 @@ Options:
 };
 
 function delegateWithProgress(input: DelegateInput, context: CliContext): Promise<number> {
-  return printAnswer(context, 'the call was cancelled', (signal) =>
-    runDelegation(input, { ...context }, signal),
+  return printAnswer(context, 'the call was cancelled', (signal, waiting) =>
+    runDelegation(input, { ...context }, signal, waiting),
   );
 }
 
@@ -65,14 +65,15 @@ function delegateWithProgress(input: DelegateInput, context: CliContext): Promis
 export async function printAnswer(
   context: CliContext,
   interrupted: string,
-  work: (signal: AbortSignal) => Promise<string>,
+  work: (signal: AbortSignal, waiting: (what: string | undefined) => void) => Promise<string>,
 ): Promise<number> {
   const abort = new AbortController();
   const onInterrupt = () => abort.abort(new Error('interrupted'));
   process.once('SIGINT', onInterrupt);
-  const stopProgress = showProgress(context);
+  const progress = showProgress(context);
+  const stopProgress = progress.stop;
   try {
-    const answer = await work(abort.signal);
+    const answer = await work(abort.signal, progress.waiting);
     stopProgress();
     context.stdout.write(`${answer}\n`);
     return 0;
@@ -86,22 +87,41 @@ export async function printAnswer(
   }
 }
 
-/** A spinner with the seconds waited, on a terminal only; returns the function that clears it. */
-function showProgress(context: CliContext): () => void {
+/**
+ * A spinner with the seconds waited, on a terminal; `waiting` names a full pool in its place
+ * (off a terminal: one line on stderr when such a wait begins). `stop` clears it.
+ */
+function showProgress(context: CliContext): {
+  stop: () => void;
+  waiting: (what: string | undefined) => void;
+} {
   const stderr = context.stderr as NodeJS.WriteStream;
-  if (!stderr.isTTY) return () => undefined;
+  let waitingFor: string | undefined;
+  if (!stderr.isTTY) {
+    return {
+      stop: () => undefined,
+      waiting: (what) => {
+        if (what !== undefined && waitingFor === undefined) stderr.write(`delegate: ${what}\n`);
+        waitingFor = what;
+      },
+    };
+  }
   const started = Date.now();
   let frame = 0;
   const draw = () => {
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    stderr.write(`\r${FRAMES[frame % FRAMES.length]} waiting for the worker… ${seconds} s\x1b[K`);
+    const what = waitingFor ?? `waiting for the worker… ${seconds} s`;
+    stderr.write(`\r${FRAMES[frame % FRAMES.length]} ${what}\x1b[K`);
     frame += 1;
   };
   draw();
   const timer = setInterval(draw, 100);
-  return () => {
-    clearInterval(timer);
-    stderr.write('\r\x1b[K');
+  return {
+    stop: () => {
+      clearInterval(timer);
+      stderr.write('\r\x1b[K');
+    },
+    waiting: (what) => (waitingFor = what),
   };
 }
 

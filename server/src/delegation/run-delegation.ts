@@ -44,6 +44,7 @@ export async function runDelegation(
   input: DelegateInput,
   context: AppContext,
   signal?: AbortSignal,
+  onWaiting?: (what: string | undefined) => void,
 ): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const kind = taskKind(input.task);
@@ -90,6 +91,7 @@ export async function runDelegation(
       },
       bytesSent: files.reduce((sum, file) => sum + file.bytes, 0),
       ...(signal ? { signal } : {}),
+      ...(onWaiting ? { onWaiting } : {}),
     },
     context,
   ).catch(async (error: unknown) => {

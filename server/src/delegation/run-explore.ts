@@ -52,6 +52,7 @@ export async function runExplore(
   input: ExploreInput,
   context: AppContext,
   signal?: AbortSignal,
+  onWaiting?: (what: string | undefined) => void,
 ): Promise<string> {
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const agent = input.agent ? exploreAgent(input.agent, context) : undefined;
@@ -82,7 +83,8 @@ export async function runExplore(
       tools: countingTools(toolsFor(agent), tally),
       maxTurns,
       maxOutputTokens: profile.maxOutputTokens ?? 8_192,
-      callModel: (request) => exploreCall(request, tally, context, stopper.signal, capUsd),
+      callModel: (request) =>
+        exploreCall(request, tally, context, { signal: stopper.signal, onWaiting }, capUsd),
       toolContext: { root, env: {}, signal: stopper.signal },
       hooks: {
         onStep: () => undefined,
@@ -179,7 +181,7 @@ async function exploreCall(
   request: GenerateRequest,
   tally: ExploreTally,
   context: AppContext,
-  signal: AbortSignal,
+  { signal, onWaiting }: { signal: AbortSignal; onWaiting?: (what: string | undefined) => void },
   capUsd: number | undefined,
 ): Promise<GenerateResult> {
   const bytesSent = tally.pendingBytes;
@@ -192,6 +194,7 @@ async function exploreCall(
       kind: tally.kind,
       runId: tally.runId,
       signal,
+      ...(onWaiting ? { onWaiting } : {}),
       ...(capUsd !== undefined ? { taskBudget: { capUsd, spentUsd: tally.costUsd } } : {}),
       onSpend: (usd) => (tally.costUsd += usd),
     },

@@ -53,6 +53,8 @@ export async function callForTask(
         : {}),
       // Each billed attempt counts as it is billed: a call that ends in an error cost too.
       onSpend: (usd) => recorder.addCost(usd),
+      // A full pool is named where the user looks (task_status, the status line).
+      onWaiting: (what) => recorder.activity(what ?? 'thinking'),
     },
     context,
   );

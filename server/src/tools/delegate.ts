@@ -46,8 +46,8 @@ export const delegateTool = defineTool({
   nativeTask: 'call',
   annotations: RUNS_WORKERS,
   handler: (input, { context, services, call }) =>
-    withHeartbeat(call, 'waiting for the worker', async () =>
-      services.runDelegation(toDelegateInput(input), context, call.signal),
+    withHeartbeat(call, 'waiting for the worker', async (waiting) =>
+      services.runDelegation(toDelegateInput(input), context, call.signal, waiting),
     ),
 });
 

@@ -20,7 +20,7 @@ export const exploreTool = defineTool({
   annotations: EXPLORES,
   handler: (input, { context, services, call }) => {
     if (input.profile !== undefined) checkProfileArgument(input.profile, 'profile');
-    return withHeartbeat(call, 'exploring', () =>
+    return withHeartbeat(call, 'exploring', (waiting) =>
       services.runExplore(
         {
           question: input.question,
@@ -30,6 +30,7 @@ export const exploreTool = defineTool({
         },
         context,
         call.signal,
+        waiting,
       ),
     );
   },

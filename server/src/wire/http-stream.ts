@@ -9,7 +9,7 @@ import {
   type Usage,
 } from './spec.ts';
 
-const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 const DEFAULT_TOTAL_TIMEOUT_MS = 900_000;
 
 export interface StreamHandlers {
