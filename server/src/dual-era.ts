@@ -4,7 +4,9 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { CallTasks } from './call-tasks.ts';
-import { guardTool, SERVER_NAME, type ServerDependencies } from './server.ts';
+import { asTask, CACHE_HINT, modernResult } from './modern-result.ts';
+import { checkInbound } from './request-check.ts';
+import { guardTool, type ServerDependencies } from './server.ts';
 import { argumentSchema, type ToolDefinition } from './tools/define-tool.ts';
 import { TaskRequestError, type NativeTask, type TaskDoor } from './tools/task-door.ts';
 import type { TaskStartInput } from './tools/task-start.ts';
@@ -17,8 +19,9 @@ import type { TaskStartInput } from './tools/task-start.ts';
  * its `task_start` becomes a task on the job store (`tools/task-door.ts`), and the tools that
  * may run long or ask the user (`nativeTask: 'call'`) run here and become a task when they do
  * (`call-tasks.ts`). Everything else goes to the SDK, and its result gets the `resultType` and
- * `serverInfo` the modern era requires. Why this and not SDK v2:
- * docs/design/native-mcp-tasks.md §3.
+ * `serverInfo` the modern era requires (`modern-result.ts`). Every inbound line is checked first
+ * (`request-check.ts`): a malformed request, in either era, is answered with an error. Why this
+ * and not SDK v2: docs/design/native-mcp-tasks.md §3.
  */
 
 export const MODERN_VERSION = '2026-07-28';
@@ -26,10 +29,6 @@ export const LEGACY_VERSION = '2025-11-25';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
-/** Claude Code's vendor key for the text its model reads when a call becomes a task. */
-const AGENT_TASK_KEY = 'com.anthropic/agent-task';
-
-const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
 const INVALID_PARAMS = -32602;
 const UNSUPPORTED_VERSION = -32022;
@@ -56,20 +55,25 @@ export interface DualEraDependencies extends Pick<ServerDependencies, 'context' 
   tools: readonly ToolDefinition[];
 }
 
-/** Wraps `inner` (the stdio transport) so that the SDK server behind it serves both eras. */
+/**
+ * Wraps `inner` (the stdio transport, which hands on every line unchecked: `stdio-lines.ts`) so
+ * that the SDK server behind it serves both eras.
+ */
 export function dualEraTransport(inner: Transport, dependencies: DualEraDependencies): Transport {
-  /** Modern requests passed to the SDK: their results get `resultType`. */
-  const modernIds = new Set<string | number>();
+  /** Modern requests passed to the SDK, by id, with their method: their results get reshaped. */
+  const modernIds = new Map<string | number, string>();
   const outer: Transport = {
     start: () => inner.start(),
     close: () => inner.close(),
     send: (message: JSONRPCMessage, options?: TransportSendOptions) => {
       const reply = message as Message;
-      if (reply.id !== undefined && reply.method === undefined && modernIds.delete(reply.id)) {
+      const method = reply.id === undefined ? undefined : modernIds.get(reply.id);
+      if (reply.method === undefined && method !== undefined) {
+        modernIds.delete(reply.id!);
         if (reply.result)
           message = {
             ...message,
-            result: modernResult(reply.result, dependencies.version),
+            result: modernResult(reply.result, dependencies.version, method),
           };
       }
       return inner.send(message, options);
@@ -78,10 +82,14 @@ export function dualEraTransport(inner: Transport, dependencies: DualEraDependen
   };
   inner.onclose = () => outer.onclose?.();
   inner.onerror = (error) => outer.onerror?.(error);
-  inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+  inner.onmessage = (raw: JSONRPCMessage, extra?: MessageExtraInfo) => {
+    const checked = checkInbound(raw);
+    if (checked.kind === 'answer') return void inner.send(checked.reply).catch(() => undefined);
+    if (checked.kind === 'drop') return dependencies.log(`ignored ${checked.reason}`);
+    const message = checked.message as Message;
     const handled = handleModern(message, dependencies, (answer) => inner.send(answer));
-    if (handled === 'pass-modern') modernIds.add((message as Message).id!);
-    if (handled !== 'handled') outer.onmessage?.(message, extra);
+    if (handled === 'pass-modern') modernIds.set(message.id!, message.method!);
+    if (handled !== 'handled') outer.onmessage?.(checked.message, extra);
   };
   return outer;
 }
@@ -187,33 +195,13 @@ function handleModern(
   return 'pass-modern';
 }
 
-/** A result in the modern era's shape: `resultType` and the server's name in `_meta`. */
-function modernResult(result: Record<string, unknown>, version: string): Record<string, unknown> {
-  const meta = (result._meta ?? {}) as Record<string, unknown>;
-  return {
-    resultType: 'complete',
-    ...result,
-    _meta: { ...meta, [SERVER_INFO_KEY]: { name: SERVER_NAME, version } },
-  };
-}
-
-/** A `CreateTaskResult`, with the text Claude Code gives its model about the new task. */
-function asTask(task: object, text: string): Record<string, unknown> {
-  return {
-    ...task,
-    resultType: 'task',
-    _meta: { [AGENT_TASK_KEY]: { modelImmediateResponse: text } },
-  };
-}
-
 /** The `DiscoverResult`: both eras, tools and the tasks extension. */
 function discoverResult({ instructions }: DualEraDependencies): Record<string, unknown> {
   return {
     supportedVersions: [MODERN_VERSION, LEGACY_VERSION],
     capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
     instructions,
-    ttlMs: 0,
-    cacheScope: 'private',
+    ...CACHE_HINT,
   };
 }
 

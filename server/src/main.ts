@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { resolveDataHome, resolveProjectDir } from './config/paths.ts';
 import { resolvePluginRoot } from './config/plugin-root.ts';
 import { createCallTasks } from './call-tasks.ts';
 import { dualEraTransport } from './dual-era.ts';
 import { createServer, INSTRUCTIONS, once } from './server.ts';
+import { stdioLines } from './stdio-lines.ts';
 import { createTaskDoor } from './tools/task-door.ts';
 import { TOOLS } from './tools/registry.ts';
 import { VERSION } from './util/version.ts';
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const server = createServer({ context, tools: TOOLS, loadServices, version: VERSION, log });
   // Both protocol eras: legacy clients reach the SDK unchanged, modern ones get native tasks.
   const pollIntervalMs = milliseconds(env.DELEGATE_TASK_POLL_MS, 2000);
-  const transport = dualEraTransport(new StdioServerTransport(), {
+  const transport = dualEraTransport(stdioLines(), {
     context,
     log,
     version: VERSION,
