@@ -1,12 +1,14 @@
 // The plugin in the real Claude Code on a PATH without Node.js (the native installer needs none):
-// Read still works, the session is told what to install, and nothing shows a stack trace.
-import { mkdirSync, symlinkSync } from 'node:fs';
+// Read still works, the session is told what to install, and nothing shows a stack trace. The
+// server connects as a stand-in whose one tool says what to install (a failed server is cached
+// as failed for 15 minutes); once Node.js is on PATH the next start has every tool.
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runClaude } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
-import { toolResults } from '../helpers/supervisor.ts';
+import { toolName, toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -53,6 +55,56 @@ it('without node on PATH: a whole Read of a big file goes through, and the sessi
   const server = run.init?.mcp_servers?.find((entry: { name: string }) =>
     entry.name.includes('delegate'),
   );
-  expect(server?.status).toBe('failed');
+  expect(server?.status).toBe('connected');
+  expect(delegateTools(run.init)).toEqual([toolName('setup')]);
   expect(run.stdout + run.stderr).not.toMatch(/at .*\.c?js:\d+|command not found/);
+
+  // Node.js installed, Claude Code started again (same HOME): every tool, no /mcp step.
+  await supervisor.close();
+  supervisor = await startFakeProvider({ respond: byAssistantTurn([{ text: 'Hi.' }]) });
+  const again = await runClaude({
+    prompt: 'Hello',
+    cwd: world.project,
+    home: world.home,
+    baseUrl: supervisor.url,
+    pluginDir: REPO_ROOT,
+    env: { DELEGATE_HOME: world.dataHome },
+  });
+  expect(again.exitCode, again.stderr).toBe(0);
+  expect(delegateTools(again.init)).toContain(toolName('delegate'));
+  expect(delegateTools(again.init)).toContain(toolName('task_start'));
+  expect(delegateTools(again.init)).not.toContain(toolName('setup'));
 });
+
+it('with a Node.js older than 20: the stand-in server names the version found', async () => {
+  const path = join(world.root, 'path-with-old-node');
+  mkdirSync(path);
+  symlinkSync('/bin/sh', join(path, 'sh'));
+  // The real node, reporting itself as 18 (no Node 18 is installed here).
+  const old = join(world.root, 'old-node.cjs');
+  writeFileSync(
+    old,
+    `Object.defineProperty(process.versions, 'node', { value: '18.19.0' });\n` +
+      `Object.defineProperty(process, 'version', { value: 'v18.19.0' });\n`,
+  );
+  writeFileSync(join(path, 'node'), `#!/bin/sh\nexec ${process.execPath} --require ${old} "$@"\n`);
+  chmodSync(join(path, 'node'), 0o755);
+  supervisor = await startFakeProvider({ respond: byAssistantTurn([{ text: 'Hi.' }]) });
+  const run = await runClaude({
+    prompt: 'Hello',
+    cwd: world.project,
+    home: world.home,
+    baseUrl: supervisor.url,
+    pluginDir: REPO_ROOT,
+    env: { DELEGATE_HOME: world.dataHome, PATH: path },
+  });
+  expect(run.exitCode, run.stderr).toBe(0);
+  expect(delegateTools(run.init)).toEqual([toolName('setup')]);
+  const sent = JSON.stringify(supervisor.requests[0]!.body);
+  expect(sent).toContain('delegate needs Node.js 20 or newer on PATH (found v18.19.0)');
+});
+
+/** The plugin server's tools in Claude Code's init event. */
+function delegateTools(init: { tools?: string[] } | undefined): string[] {
+  return (init?.tools ?? []).filter((name) => name.startsWith(toolName('')));
+}
