@@ -151,6 +151,55 @@ describe('delegate watch (the monitor)', () => {
     expect(new Set(all).size).toBe(5);
   });
 
+  it("two Claude Code sessions on one project: each monitor speaks only of its own session's tasks", async ({
+    world,
+    cli,
+    provider,
+    server,
+  }) => {
+    const as = (session: string) => ({ ...world.env, CLAUDE_CODE_SESSION_ID: session });
+    // A task started by a server under session s2 records it.
+    const fake = await provider.start({ respond: () => ({ text: 'Nothing to do.' }) });
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+    });
+    const handle = await server.start(as('s2'));
+    const started = await handle.callText('task_start', {
+      task: 'Look',
+      isolation: 'none',
+      wait_s: 30,
+    });
+    const id = /t_[a-z0-9]{6}/.exec(started.text)![0];
+    const job = JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8'));
+    expect(job.session).toBe('s2');
+    await handle.callText('task_cleanup', { task_id: id });
+
+    await task(world, { id: 't_sess01', state: 'running', session: 's1' });
+    await task(world, { id: 't_sess02', state: 'running', session: 's2' });
+    const one = cli.start(['watch'], { env: as('s1') });
+    const two = cli.start(['watch'], { env: as('s2') });
+    await settled(one);
+    await task(world, {
+      id: 't_sess02',
+      state: 'done',
+      verdict: 'passed',
+      session: 's2',
+      ...ended(),
+    });
+    await waitFor(() => two.lines().length === 1, 5_000);
+    await task(world, { id: 't_sess01', state: 'needs_input', question: 'Q?', session: 's1' });
+    await task(world, { id: 't_sess03', state: 'failed', session: 's2', ...ended() });
+    await waitFor(() => one.lines().length === 1 && two.lines().length === 2, 5_000);
+    await settle(1_500);
+    expect(one.lines()).toEqual([
+      '[delegate] task t_sess01 needs an answer: "Q?" → reply with task_answer t_sess01',
+    ]);
+    expect(two.lines()).toEqual([
+      expect.stringMatching(/^\[delegate\] task t_sess02 done/),
+      expect.stringMatching(/^\[delegate\] task t_sess03 failed/),
+    ]);
+  });
+
   it('finds a dead worker itself: the task becomes lost and is announced', async ({
     world,
     cli,

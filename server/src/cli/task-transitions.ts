@@ -30,17 +30,23 @@ export function announcementKey(job: WatchedJob): string | undefined {
 /**
  * The lines to print for this project's jobs, and the record to keep. Cancelled tasks (the
  * supervisor cancelled them), reviewed ones (it has read the result) and native tasks (Claude
- * Code reports those itself) get no line.
+ * Code reports those itself) get no line. Another session's task (`isMine` false) gets none
+ * either, and its entry in the record is left as that session's watcher wrote it.
  */
 export function decideAnnouncements(
   jobs: readonly WatchedJob[],
   record: AnnouncedRecord,
   nowMs: number,
   filesChanged: (job: WatchedJob) => number | undefined = () => undefined,
+  isMine: (job: WatchedJob) => boolean = () => true,
 ): { lines: string[]; record: AnnouncedRecord } {
   const next: AnnouncedRecord = {};
   const lines: string[] = [];
   for (const job of jobs) {
+    if (!isMine(job)) {
+      if (record[job.id] !== undefined) next[job.id] = record[job.id]!;
+      continue;
+    }
     const key = announcementKey(job);
     // Running again: forget the question, so the next one is news even if worded the same.
     if (!key) continue;

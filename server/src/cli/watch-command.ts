@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
 import { withFileLock } from '../util/file-lock.ts';
 import { announcedPath, projectStatusKey, statusDir } from '../store/status-key.ts';
-import { readJobSummaries } from '../store/job-file.ts';
+import { readJobSummaries, sessionOf } from '../store/job-file.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 import { watchJobs } from './job-watch.ts';
@@ -85,6 +85,7 @@ async function scanOnce(
   watchTasks: (ids: string[]) => void,
 ): Promise<void> {
   const { dataHome } = context;
+  const session = sessionOf(context.env);
   let jobs = ownJobs(dataHome, project);
   const active = jobs.filter((job) => ACTIVE.has(job.state));
   if (active.length > 0) {
@@ -99,8 +100,12 @@ async function scanOnce(
   const lock = join(statusDir(dataHome), `${projectStatusKey(project)}.announce.lock`);
   await withFileLock(lock, () => {
     const before = readRecord(recordPath);
-    const { lines, record } = decideAnnouncements(jobs, before, context.now().getTime(), (job) =>
-      filesChanged(dataHome, job.id),
+    const { lines, record } = decideAnnouncements(
+      jobs,
+      before,
+      context.now().getTime(),
+      (job) => filesChanged(dataHome, job.id),
+      (job) => isMine(job, session),
     );
     // Printed before it is recorded: a watcher killed in between repeats a line, never loses one.
     for (const line of lines) context.stdout.write(`${line}\n`);
@@ -109,6 +114,14 @@ async function scanOnce(
     }
     return Promise.resolve();
   });
+}
+
+/**
+ * A task this session's monitor speaks of: one it started. Under no session (an older Claude
+ * Code, a terminal), every task of the project, as before sessions were told apart.
+ */
+function isMine(job: WatchedJob, session: string | undefined): boolean {
+  return session === undefined || job.session === session;
 }
 
 /** The JobSummary contract; the optional fields the lines use are checked where they are read. */

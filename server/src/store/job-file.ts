@@ -40,7 +40,16 @@ export interface JobSummary {
    * as a form and tells its model when it ends, so the monitor announces nothing for it.
    */
   nativeTask?: boolean;
+  /**
+   * The Claude Code session that started it (`CLAUDE_CODE_SESSION_ID` of the server), when one
+   * did: that session's monitor speaks of it, another session's does not.
+   */
+  session?: string;
 }
+
+/** The Claude Code session this process serves, when it runs under one. */
+export const sessionOf = (env: Record<string, string | undefined>): string | undefined =>
+  env.CLAUDE_CODE_SESSION_ID || undefined;
 
 /**
  * Every readable task summary under the data home (only those written since `filter.writtenSinceMs`

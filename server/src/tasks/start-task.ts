@@ -45,7 +45,7 @@ import { cannotRun, runTestCommand } from './verify.ts';
 import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
 import { isGitRepository } from './worktree.ts';
 import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts';
-import type { JobFile, RecordedRunner } from '../store/job-file.ts';
+import { sessionOf, type JobFile, type RecordedRunner } from '../store/job-file.ts';
 import { checkRunner, runnerAddress, runnerSandbox } from '../runners/check-runner.ts';
 import { remoteTaskOf } from '../runners/remote-shell.ts';
 
@@ -555,6 +555,7 @@ function queuedJob(
     state: 'queued',
     task: input.task,
     ...(input.nativeTask ? { nativeTask: true } : {}),
+    ...(sessionOf(context.env) ? { session: sessionOf(context.env) } : {}),
     createdAt: now,
     updatedAt: now,
     lastEventAt: now,
