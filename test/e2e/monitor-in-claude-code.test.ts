@@ -53,7 +53,7 @@ const plain = (screen: string) =>
   // eslint-disable-next-line no-control-regex
   screen.replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b\][^\u0007]*\u0007/g, '');
 
-const endTask = () =>
+const endTask = (session?: string) =>
   writeTask(world.dataHome, world.project, {
     id: 't_mon001',
     state: 'done',
@@ -61,7 +61,16 @@ const endTask = () =>
     endedAt: new Date().toISOString(),
     costUsd: 0.0042,
     filesTouched: ['add.js'],
+    ...(session ? { session } : {}),
   });
+
+/** The Claude Code session id a process runs under (CLAUDE_CODE_SESSION_ID in its environment). */
+function sessionOfProcess(pid: number): string | undefined {
+  const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  return environment
+    .find((entry) => entry.startsWith('CLAUDE_CODE_SESSION_ID='))
+    ?.slice('CLAUDE_CODE_SESSION_ID='.length);
+}
 
 describe('the monitor inside the real Claude Code', () => {
   it('declares its monitor in a way `claude plugin validate` accepts', async () => {
@@ -142,7 +151,24 @@ describe('the monitor inside the real Claude Code', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(supervisor.requests).toHaveLength(0);
-    await endTask();
+    // The watcher runs under this session's id; another session's task that ends costs this
+    // session no turn.
+    const sessionId = sessionOfProcess(watchers()[0]!);
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    // The MCP server, which records it on the tasks it starts, runs under the same id.
+    const servers = processesWithEnv(`DELEGATE_HOME=${world.dataHome}`, 'dist/server.mjs');
+    expect(servers.length).toBeGreaterThan(0);
+    for (const pid of servers) expect(sessionOfProcess(pid)).toBe(sessionId);
+    await writeTask(world.dataHome, world.project, {
+      id: 't_mon002',
+      state: 'done',
+      verdict: 'passed',
+      endedAt: new Date().toISOString(),
+      session: 'another-session',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    expect(supervisor.requests).toHaveLength(0);
+    await endTask(sessionId);
     // No prompt was typed: the monitor event alone starts a turn.
     await waitFor(() => supervisor!.requests.length > 0, 30_000, 100);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
