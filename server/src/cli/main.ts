@@ -92,6 +92,15 @@ async function usage(): Promise<string> {
   );
 }
 
+// A reader that stops early (`delegate tasks | head -1`) closes the pipe: the rest of the output
+// has nowhere to go, which is no error of ours. End quietly, for every command.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
