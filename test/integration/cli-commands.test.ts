@@ -76,7 +76,7 @@ describe('delegate --version and --help', () => {
       ['cleanup', 'usage'],
       ['cleanup', 'subagent'],
       ['cleanup', 'uninstall'],
-    ]) {
+    ] as const) {
       expect(position(before), `${before} before ${after}`).toBeLessThan(position(after));
     }
   });
