@@ -4,7 +4,21 @@
 # session; but until this project has a task on the status lines (written with its first task)
 # it only sleeps here, with no Node process. Then it becomes `delegate watch`, which prints one
 # line per task transition of this project and nothing else.
-here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+# This file's real folder: each symlink to it followed (`readlink -f` is not on every system),
+# then `cd -P` for the folder's own.
+self=$0
+while [ -L "$self" ]; do
+  link=$(readlink -- "$self") || break
+  case $link in
+    /*) self=$link ;;
+    *) case $self in */*) self=${self%/*}/$link ;; *) self=$link ;; esac ;;
+  esac
+done
+case $self in
+  */*) here=${self%/*} ;;
+  *) here=. ;;
+esac
+here=$(CDPATH='' cd -P -- "$here" && pwd -P) || exit 1
 home=${DELEGATE_HOME:-${HOME}/.delegate}
 project=${CLAUDE_PROJECT_DIR:-$PWD}
 cd -P -- "$project" 2>/dev/null && project=$PWD

@@ -20,16 +20,25 @@ if [ -n "${1:-}" ] && [ -r "$1" ]; then
   fi
 fi
 
-# This script lives in <data home>/bin/.
-case $0 in
-  */*) home=${0%/*} ;;
+# This script lives in <data home>/bin/, maybe reached through symlinks: each one to the file
+# is followed (`readlink` runs only then; `readlink -f` is not on every system), then `cd -P`
+# (a builtin, no subshell) resolves the folder's own, and comes back.
+start=$PWD
+self=$0
+while [ -L "$self" ]; do
+  link=$(readlink -- "$self") || break
+  case $link in
+    /*) self=$link ;;
+    *) case $self in */*) self=${self%/*}/$link ;; *) self=$link ;; esac ;;
+  esac
+done
+case $self in
+  */*) home=${self%/*} ;;
   *) home=. ;;
 esac
-home=${home%/bin}
-case $home in
-  /*) ;;
-  *) home=$PWD/$home ;;
-esac
+CDPATH='' cd -P -- "$home" 2>/dev/null || exit 0
+home=${PWD%/bin}
+cd -- "$start" 2>/dev/null
 file=$home/status/lines
 [ -s "$file" ] || exit 0
 
@@ -53,7 +62,7 @@ for key in project_dir current_dir cwd; do
   esac
   [ -n "$dir" ] && break
 done
-[ -n "$dir" ] || dir=$PWD
+[ -n "$dir" ] || dir=$start
 # Tasks are keyed by the project's real path: resolve symlinks the same way (a builtin).
 cd -P -- "$dir" 2>/dev/null && dir=$PWD
 

@@ -186,7 +186,7 @@ describe('claude-cli engine fix rounds', () => {
     await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 90_000);
     const result = await handle.callText('task_result', { task_id: id });
     expect(result.text).toContain(`${id} done — verdict: passed`);
-    expect(result.text).toContain('fix rounds: the tests failed 1 time(s) before (exit 1)');
+    expect(result.text).toContain('fix rounds: the tests failed 1 time before (exit 1)');
     expect(result.text).toContain('Now add() adds; node test.js passes.');
     // The second run was told what failed.
     const fixRun = fake!.requests.find((request) =>

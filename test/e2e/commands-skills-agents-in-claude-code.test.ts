@@ -155,7 +155,7 @@ describe('commands, skills and the supervisor subagent in the real Claude Code',
     );
     const [status] = toolCalls(supervisor.requests[1]!);
     expect(status).toMatchObject({ name: toolName('task_status'), isError: false });
-    expect(status!.text).toMatch(/^t_cmd001 done passed · 1 files · \$0\.012 → task_result/);
+    expect(status!.text).toMatch(/^t_cmd001 done passed · 1 file · \$0\.012 → task_result/);
     expect(result.result?.permission_denials ?? []).toEqual([]);
   });
 

@@ -55,6 +55,32 @@ describe('delegate --version and --help', () => {
     }
   });
 
+  it('--help lists commands in the order a user needs them: setup, one-shot, tasks, the rest', async ({
+    world,
+  }) => {
+    const overview = await cli(world, '--help');
+    const names = [...overview.stdout.matchAll(/^ {2}delegate ([a-z-]+)/gm)].map((m) => m[1]!);
+    expect(names.slice(0, 5)).toEqual(
+      expect.arrayContaining(['doctor', 'provider-key', 'approve-project', 'statusline']),
+    );
+    expect(names[0]).toBe('doctor');
+    const position = (name: string) => names.indexOf(name);
+    for (const [before, after] of [
+      ['statusline', 'run'],
+      ['run', 'tasks'],
+      ['explore', 'tasks'],
+      ['tasks', 'wait'],
+      ['wait', 'result'],
+      ['result', 'cancel'],
+      ['cancel', 'cleanup'],
+      ['cleanup', 'usage'],
+      ['cleanup', 'subagent'],
+      ['cleanup', 'uninstall'],
+    ] as const) {
+      expect(position(before), `${before} before ${after}`).toBeLessThan(position(after));
+    }
+  });
+
   it('an unknown option is one readable line and exit 2', async ({ world }) => {
     for (const name of ['run', 'tasks', 'result', 'cancel', 'cleanup', 'wait']) {
       const run = await cli(world, name, '--bogus');

@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import type { FakeProviderOptions } from '../helpers/fake-provider.ts';
@@ -132,7 +134,7 @@ describe('delegate doctor', () => {
     const lines = result.stdout.split('\n');
     expect(lines[0]).toMatch(/^ok {3}Node\.js v\d+/);
     expect(lines[1]).toBe(`ok   data home ${world.dataHome} is writable`);
-    expect(lines[2]).toMatch(/^ok {3}config valid \(.*config\.json; 1 profile\(s\)\)$/);
+    expect(lines[2]).toMatch(/^ok {3}config valid \(.*config\.json; 1 profile\)$/);
     expect(result.stdout).toMatch(/^ok {3}profiles reachable, keys in place$/m);
     expect(result.stdout).toMatch(/check: reachable in \d+ ms; serves qwen-test/);
     expect(result.stdout).toMatch(/^warn OS sandbox not available: .*/m);
@@ -168,6 +170,24 @@ describe('delegate doctor', () => {
     expect(broken.status).toBe(1);
     expect(broken.stdout).toMatch(/^FAIL config invalid: /m);
     expect(broken.stderr).toBe('');
+  });
+
+  it('prints each finding once: a broken config fails the config and the profiles alike', async ({
+    world,
+  }) => {
+    for (const config of [
+      '{\n  "profiles": {,\n}\n',
+      '{"profiles": {"bad": {"format": "nope"}}}',
+    ]) {
+      writeFileSync(join(world.dataHome, 'config.json'), config);
+      const result = await cli(world, ['doctor'], { env: NO_BWRAP });
+      expect(result.status).toBe(1);
+      const failures = result.stdout.split('\n').filter((line) => line.startsWith('FAIL'));
+      expect(failures, result.stdout).toHaveLength(1);
+      expect(failures[0]).toMatch(/^FAIL config invalid: Invalid config in .*config\.json/);
+      expect(result.stdout.split('Invalid config in').length - 1).toBe(1);
+      expect(result.stdout).toMatch(/\n1 check failed\.\n$/);
+    }
   });
 });
 

@@ -316,7 +316,9 @@ describe('delegate uninstall: the status line', () => {
     await makeWorktree('t_badjs1', world.project, undefined, world.dataHome);
     const done = await cli(world, ['uninstall', '--yes']);
     expect(done.code, done.stdout + done.stderr).toBe(0);
-    expect(done.stdout).toContain(`Skipped: ${settingsFile(world)} is not valid JSON`);
+    expect(done.stdout).toContain(
+      `Skipped: ${settingsFile(world)}:1:3: not valid JSON (Expected property name or '}')`,
+    );
     expect(readFileSync(settingsFile(world), 'utf8')).toBe('{ not json');
     expect(branches(world.project)).toEqual(['main']);
   });

@@ -38,8 +38,8 @@ describe('delegate wait', () => {
     });
     expect(await waiter.exited).toBe(0);
     expect(waiter.lines()).toEqual([
-      't_wait02 done unverified · 0 files · $0.000 → delegate result t_wait02',
-      't_wait01 done passed · 0 files · $0.500 → delegate result t_wait01',
+      't_wait02 done unverified · 0 files · $0.00 → delegate result t_wait02',
+      't_wait01 done passed · 0 files · $0.50 → delegate result t_wait01',
     ]);
   });
 
@@ -162,7 +162,7 @@ describe('delegate tasks', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^t_list02 running step 2\/40 · starting · /);
     expect(lines[1]).toBe(
-      't_list01 done passed · 0 files · $0.000 → delegate result t_list01 · reviewed',
+      't_list01 done passed · 0 files · $0.00 → delegate result t_list01 · reviewed',
     );
   });
 });

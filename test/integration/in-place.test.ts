@@ -259,7 +259,7 @@ describe('outside a git repository', () => {
         writeFileSync(join(world.project, 'big.bin'), '');
         truncateSync(join(world.project, 'big.bin'), 600 * 1024 * 1024);
       },
-      /1 files and folders, 600\.0 MB/,
+      /1 file or folder, 600\.0 MB/,
     ],
   ] as const)(
     'a folder too big to snapshot (%s) is refused before anything is made',

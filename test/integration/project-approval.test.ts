@@ -175,7 +175,7 @@ it('delegate doctor marks the profile waiting for approval, and checks nothing o
     timeout: scaledMs(60_000),
   }).catch((error: { stdout: string }) => error);
   expect(repos.requests).toHaveLength(0);
-  expect(doctor.stdout).toContain('0 profile(s), 1 awaiting approval)');
+  expect(doctor.stdout).toContain('0 profiles, 1 awaiting approval)');
   expect(doctor.stdout).toMatch(
     /^warn profiles reachable, keys in place; a project file’s own profile waits for your approval/m,
   );

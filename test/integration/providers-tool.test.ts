@@ -148,7 +148,7 @@ describe('providers', () => {
     const { text, isError } = await server.callText('providers', {});
     expect(isError).toBe(true);
     expect(text).toMatch(
-      /^Invalid config in .*\.claude\/delegate\.json: not valid JSON \(.*\)\. Fix the syntax/,
+      /^Invalid config in .*\.claude\/delegate\.json:1:17: not valid JSON \(.*\)\. Fix the syntax/,
     );
   });
 });

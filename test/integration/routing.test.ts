@@ -186,7 +186,7 @@ describe('escalate: a ladder of profiles inside one budget', () => {
     );
     const result = await ended(handle, id);
     expect(result).toMatch(new RegExp(`^${id} done — verdict: passed`));
-    expect(result).toContain(`${id}a2 strong: cancelled · $0.0000 — not climbed: ${id}a1 passed`);
+    expect(result).toContain(`${id}a2 strong: cancelled · $0.00 — not climbed: ${id}a1 passed`);
     expect(provider.started!.requests.every((r) => r.body?.model === 'cheap')).toBe(true);
     expect(git(world.project, 'branch', '--list', `delegate/${id}a2`)).toBe('');
     expect(git(world.project, 'worktree', 'list')).not.toContain(`${id}a2`);

@@ -236,7 +236,7 @@ describe('delegate statusline install / uninstall', () => {
     const result = cli(['statusline', 'install']);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(
-      new RegExp(`^delegate: ${settingsFile()} is not valid JSON \\(.*\\)\\. Fix it`),
+      new RegExp(`^delegate: ${settingsFile()}:3:3: not valid JSON \\(.*\\)\\. Fix it`),
     );
     expect(result.stderr).toContain('nothing was changed');
     expect(result.stderr).not.toMatch(/\n\s+at /);

@@ -73,7 +73,7 @@ describe('fix until green', () => {
     });
     expect(status).toMatch(/done passed/);
     expect(result).toContain('verdict: passed');
-    expect(result).toContain('fix rounds: the tests failed 1 time(s) before (exit 1)');
+    expect(result).toContain('fix rounds: the tests failed 1 time before (exit 1)');
     expect(result).toContain('summary:\n  Fixed add() to add');
     // The worker's third request carried the failing run's facts, in the same conversation.
     const feedback = JSON.stringify(workerRequests(provider)[2]!.body.messages);
@@ -101,7 +101,7 @@ describe('fix until green', () => {
     });
     expect(status).toMatch(/done failed/);
     expect(result).toContain('test command: node test.js → exit 1');
-    expect(result).toContain('fix rounds: the tests failed 1 time(s) before (exit 1)');
+    expect(result).toContain('fix rounds: the tests failed 1 time before (exit 1)');
     expect(workerRequests(provider)).toHaveLength(2);
   });
 

@@ -56,7 +56,7 @@ describe('tasks through the MCP tools', () => {
     ).toContain('resumes');
 
     const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/);
-    expect(done).toMatch(new RegExp(`^${id} done passed · 1 files`));
+    expect(done).toMatch(new RegExp(`^${id} done passed · 1 file `));
     expect(done.length).toBeLessThanOrEqual(160);
 
     const progress = await handle.callText('task_progress', { task_id: id });
@@ -106,7 +106,7 @@ describe('tasks through the MCP tools', () => {
     expect(started.text).toContain('test command: node test.js → exit 1');
     expect(started.text).toContain('add(2, 3) should be 5');
     expect(started.text).toContain('files changed (1): A notes.md');
-    expect(started.text).toContain('fix rounds: the tests failed 2 time(s) before (exit 1, 1)');
+    expect(started.text).toContain('fix rounds: the tests failed 2 times before (exit 1, 1)');
   });
 
   it('wait_s returns the result inline for a quick task, and a broken test runner fails before any token', async ({

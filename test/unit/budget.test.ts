@@ -155,7 +155,7 @@ describe('retries and over-runs', () => {
     await spend(0.3);
     await overrunning.settle(0.3);
     await expect(reserve(budget, 0.1)).rejects.toThrow(
-      /Daily budget paused: a call of test call cost \$0\.30, more than the \$0\.10 reserved for it, so 1 call\(s\) in flight/,
+      /Daily budget paused: a call of test call cost \$0\.30, more than the \$0\.10 reserved for it, so 1 call in flight/,
     );
     await spend(0.1);
     await inFlight.settle(0.1);

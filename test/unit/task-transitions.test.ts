@@ -87,7 +87,7 @@ describe('monitor announcements', () => {
         }),
       ),
     ).toBe(
-      '[delegate] task t_d done: verdict passed, 1 file changed, $0.5000, ran unsandboxed → review with task_result t_d',
+      '[delegate] task t_d done: verdict passed, 1 file changed, $0.50, ran unsandboxed → review with task_result t_d',
     );
     expect(transitionLine(job({ id: 't_d', state: 'done', verdict: 'failed' }), 3)).toBe(
       '[delegate] task t_d done: verdict failed, 3 files changed → review with task_result t_d',

@@ -3,6 +3,7 @@
  * when a turn ends without a tool call and without something that reads as a final answer.
  */
 import type { StopReason } from '../wire/spec.ts';
+import { plural } from '../util/plural.ts';
 
 /** Turns left (the coming one included) at which the worker is told to wrap up. */
 export const COUNTDOWN_AT: readonly number[] = [5, 3, 1];
@@ -17,7 +18,7 @@ export function countdownNote(turnsLeft: number): string | undefined {
     );
   }
   return (
-    `[Turn budget: ${turnsLeft} turns left, this one included. Wrap up: finish the current step, save ` +
+    `[Turn budget: ${plural(turnsLeft, 'turn')} left, this one included. Wrap up: finish the current step, save ` +
     'your state (commit, or write down what is done and what is left), then give your final answer.]'
   );
 }

@@ -1,4 +1,5 @@
 import type { GenerateResult } from '../wire/spec.ts';
+import { plural } from '../util/plural.ts';
 
 /** What the caller is told about an answer that did not end on its own. */
 export interface AnswerNotice {
@@ -22,7 +23,7 @@ export function answerNotice(
   switch (result.stopReason) {
     case 'max_tokens': {
       const tokens = result.usage.outputTokens || maxOutputTokens;
-      const short = `cut off at ${tokens.toLocaleString('en-US')} output token${tokens === 1 ? '' : 's'}`;
+      const short = `cut off at ${plural(tokens, 'output token')}`;
       if (raw === 'model_context_window_exceeded') {
         const why = `${short}: the model's context window is full`;
         return { short, line: `[${why} — send fewer files or narrow the task]` };

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { formatUsd as usd } from '../util/format-usd.ts';
 import { parseJson } from '../util/read-json.ts';
+import { plural } from '../util/plural.ts';
 
 interface OverrunFile {
   at: string;
@@ -52,7 +53,7 @@ export async function overrunRefusal(
   }
   return (
     `Daily budget paused: a call of ${overrun.label} cost ${usd(overrun.actualUsd)}, more than the ` +
-    `${usd(overrun.reservedUsd)} reserved for it, so ${pending.length} call(s) in flight then may ` +
+    `${usd(overrun.reservedUsd)} reserved for it, so ${plural(pending.length, 'call')} in flight then may ` +
     'cost more than reserved too. No new call starts until they have finished and their cost is ' +
     'in the ledger; try again in a moment.'
   );

@@ -7,6 +7,7 @@
  */
 import { formatUsd } from '../util/format-usd.ts';
 import type { OutcomeRecord, WorkType } from './outcomes.ts';
+import { plural } from '../util/plural.ts';
 
 export interface Score {
   /** Every record counted. */
@@ -108,7 +109,7 @@ export function workWords(work: WorkType): { one: string; many: string; pass: st
   return WORK_WORDS[work];
 }
 
-/** `9 of 10 verified tasks passed · $0.0020 per pass · median 41 s · 0 fix rounds`. */
+/** `9 of 10 verified tasks passed · $0.002 per pass · median 41 s · 0 fix rounds`. */
 export function scoreLine(row: ScoreRow): string {
   const words = WORK_WORDS[row.work];
   const parts = [
@@ -121,7 +122,7 @@ export function scoreLine(row: ScoreRow): string {
     `median ${formatSeconds(row.medianMs)}`,
   ];
   if (row.medianFixRounds !== undefined) parts.push(`median fix rounds ${row.medianFixRounds}`);
-  if (row.errors) parts.push(`${row.errors} error${row.errors === 1 ? '' : 's'}`);
+  if (row.errors) parts.push(plural(row.errors, 'error'));
   if (row.cutOffs) parts.push(`${row.cutOffs} cut off`);
   if (row.verified < row.runs) parts.push(`${row.runs - row.verified} unverified or stopped`);
   return parts.join(' · ');

@@ -1,6 +1,8 @@
 import type { LoadedConfig } from '../profiles/load-config.ts';
 import { budgetStatus } from './budget.ts';
 import { readLedger, utcDay, type LedgerRecord } from './ledger.ts';
+import { formatUsd } from '../util/format-usd.ts';
+import { plural } from '../util/plural.ts';
 
 interface Totals {
   calls: number;
@@ -85,7 +87,7 @@ function attemptLines(records: readonly LedgerRecord[]): string[] {
   const all = [...byTask.values()].flat();
   // Only attempts that made a call are in the ledger: no count of attempts is claimed.
   const lines = [
-    `- raced as attempts: ${byTask.size} task${byTask.size === 1 ? '' : 's'}, $${totals(all).costUsd.toFixed(4)}`,
+    `- raced as attempts: ${plural(byTask.size, 'task')}, ${formatUsd(totals(all).costUsd)}`,
   ];
   const latest = [...byTask].sort(([, a], [, b]) =>
     (b.at(-1)?.ts ?? '').localeCompare(a.at(-1)?.ts ?? ''),
@@ -100,7 +102,7 @@ function attemptLines(records: readonly LedgerRecord[]): string[] {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(
         ([attempt, calls]) =>
-          `${attempt} ${calls[0]?.profile ?? '?'} $${totals(calls).costUsd.toFixed(4)}`,
+          `${attempt} ${calls[0]?.profile ?? '?'} ${formatUsd(totals(calls).costUsd)}`,
       );
     lines.push(`  ${task}: ${parts.join(', ')}`);
   }
@@ -131,13 +133,11 @@ function describe(totals: Totals): string {
   const number = (value: number) => value.toLocaleString('en-US');
   const notes = [
     ...(totals.failed ? [`${totals.failed} failed`] : []),
-    ...(totals.retried
-      ? [`${totals.retried} retried attempt${totals.retried === 1 ? '' : 's'}`]
-      : []),
+    ...(totals.retried ? [plural(totals.retried, 'retried attempt')] : []),
   ];
   return [
-    `${number(totals.calls)} call${totals.calls === 1 ? '' : 's'}${notes.length ? ` (${notes.join(', ')})` : ''}`,
-    `$${totals.costUsd.toFixed(4)}`,
+    `${plural(totals.calls, 'call')}${notes.length ? ` (${notes.join(', ')})` : ''}`,
+    formatUsd(totals.costUsd),
     `${number(totals.inputTokens)} in (${number(totals.cachedInputTokens)} cached, ${number(totals.cacheWriteTokens)} written to cache) / ${number(totals.outputTokens)} out tokens`,
     `supervisor tokens avoided ≈ ${number(totals.supervisorTokensAvoided)}`,
   ].join(' · ');
@@ -152,10 +152,10 @@ function budgetLine(dataHome: string, config: LoadedConfig, now: Date): string {
   const parts = [
     ...(dailyUsd !== undefined
       ? [
-          `daily cap $${dailyUsd.toFixed(2)}: spent $${status.spentTodayUsd.toFixed(4)}, reserved $${status.reservedUsd.toFixed(4)}, left $${(status.leftTodayUsd ?? 0).toFixed(4)}`,
+          `daily cap ${formatUsd(dailyUsd)}: spent ${formatUsd(status.spentTodayUsd)}, reserved ${formatUsd(status.reservedUsd)}, left ${formatUsd(status.leftTodayUsd ?? 0)}`,
         ]
       : []),
-    ...(perTaskUsd !== undefined ? [`per-task cap $${perTaskUsd.toFixed(2)}`] : []),
+    ...(perTaskUsd !== undefined ? [`per-task cap ${formatUsd(perTaskUsd)}`] : []),
   ];
   return `Budget: ${parts.join('; ')}.`;
 }

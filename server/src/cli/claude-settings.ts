@@ -12,7 +12,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Environment } from '../config/paths.ts';
-import { parseJson } from '../util/read-json.ts';
+import { atJsonError, jsonErrorReason, parseJson } from '../util/read-json.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
 
 /** The user's Claude Code settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`. */
@@ -51,7 +51,7 @@ export function readClaudeSettings(path: string): ClaudeSettings {
     json = text.trim() === '' ? {} : parseJson(text);
   } catch (error) {
     throw new UserError(
-      `${path} is not valid JSON (${errorMessage(error)}). Fix it (or move it away) and run this again; nothing was changed.`,
+      `${atJsonError(path, text)}: not valid JSON (${jsonErrorReason(error)}). Fix it (or move it away) and run this again; nothing was changed.`,
     );
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {

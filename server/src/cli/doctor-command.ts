@@ -6,6 +6,7 @@ import { describeProviders, runnerFactsText, runnerWhere } from '../calls/descri
 import { checkRunner, runnerAddress, runnerSandbox } from '../runners/check-runner.ts';
 import { describeStatusLineSetup } from './install-statusline.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
+import { plural } from '../util/plural.ts';
 import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
@@ -14,6 +15,11 @@ interface Check {
   level: Level;
   what: string;
   detail?: string;
+  /**
+   * The error behind a failed check. Several checks read the same files, so one broken file
+   * fails each of them with the same error: it is printed once, under the first.
+   */
+  cause?: string;
 }
 
 const MIN_NODE_MAJOR = 20;
@@ -50,15 +56,34 @@ Claude Code. Exit 1 when something is wrong.`,
       checkClaudeCode(context),
       checkStatusLine(context),
     ];
-    for (const check of checks) {
+    for (const check of distinctFindings(checks)) {
       const detail = check.detail ? `\n${indent(check.detail)}` : '';
       context.stdout.write(inCliWords(`${check.level.padEnd(4)} ${check.what}${detail}\n`));
     }
-    const failed = checks.filter((check) => check.level === 'FAIL').length;
-    context.stdout.write(failed ? `\n${failed} check(s) failed.\n` : '\nAll checks passed.\n');
+    const failed = distinctFindings(checks).filter((check) => check.level === 'FAIL').length;
+    context.stdout.write(
+      failed ? `\n${plural(failed, 'check')} failed.\n` : '\nAll checks passed.\n',
+    );
     return failed ? 1 : 0;
   },
 };
+
+/** The checks to print: one copy of each finding (by its cause, else its whole text), first wins. */
+function distinctFindings(checks: readonly Check[]): Check[] {
+  const seen = new Set<string>();
+  return checks.filter((check) => {
+    const key = check.cause ?? `${check.level} ${check.what}\n${check.detail ?? ''}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** A failed check whose text ends with its error's message. */
+function failure(what: string, error: unknown, level: Level = 'FAIL'): Check {
+  const cause = errorMessage(error);
+  return { level, what: `${what}: ${cause}`, cause };
+}
 
 function checkNode(): Check {
   const major = Number(process.versions.node.split('.')[0]);
@@ -92,10 +117,10 @@ function checkConfig(context: CliContext): Check {
     const waiting = config.unapproved ? `, ${config.unapproved.size} awaiting approval` : '';
     return {
       level: 'ok',
-      what: `config valid (${files}; ${config.profiles.size} profile(s)${waiting})`,
+      what: `config valid (${files}; ${plural(config.profiles.size, 'profile')}${waiting})`,
     };
   } catch (error) {
-    return { level: 'FAIL', what: `config invalid: ${errorMessage(error)}` };
+    return failure('config invalid', error);
   }
 }
 
@@ -119,7 +144,7 @@ async function checkProfiles(context: CliContext): Promise<Check[]> {
       },
     ];
   } catch (error) {
-    return [{ level: 'FAIL', what: `profiles: ${errorMessage(error)}` }];
+    return [failure('profiles', error)];
   }
 }
 
@@ -155,7 +180,7 @@ async function checkRunners(context: CliContext): Promise<Check[]> {
           return { level: 'FAIL', what: described, detail: error.message };
         }
       } catch (error) {
-        return { level: 'FAIL', what: `${what}: ${errorMessage(error)}` };
+        return failure(what, error);
       }
     }),
   );
@@ -175,7 +200,7 @@ async function checkSandbox(context: CliContext): Promise<Check> {
       what: `OS sandbox not available: ${result.reason ?? 'unknown reason'}; tasks run unsandboxed (and say so) unless "sandbox" is "required". ${sandbox.sandboxInstallHint()}`,
     };
   } catch (error) {
-    return { level: 'warn', what: `OS sandbox not checked: ${errorMessage(error)}` };
+    return failure('OS sandbox not checked', error, 'warn');
   }
 }
 
@@ -204,7 +229,7 @@ function checkStatusLine(context: CliContext): Check {
   try {
     return { level: 'ok', what: describeStatusLineSetup(context) };
   } catch (error) {
-    return { level: 'warn', what: `status line: ${errorMessage(error)}` };
+    return failure('status line', error, 'warn');
   }
 }
 

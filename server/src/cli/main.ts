@@ -10,7 +10,10 @@ import { VERSION } from '../util/version.ts';
 import { inCliWords } from '../util/wording.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
 
+// In the order a user needs them (--help lists them so): first setting up and one-shot work,
+// then background tasks as they run (list, wait, read, stop, clean up), then the rest.
 const COMMANDS: Record<string, () => Promise<CliCommand>> = {
+  doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
   // On a copilot profile, provider-key runs the GitHub login instead of reading a key.
   'provider-key': async () =>
     (await import('./copilot-login-command.ts')).withCopilotLogin(
@@ -19,19 +22,18 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   'copilot-login': async () => (await import('./copilot-login-command.ts')).copilotLoginCommand,
   'approve-project': async () =>
     (await import('./approve-project-command.ts')).approveProjectCommand,
+  statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
   run: async () => (await import('./run-command.ts')).runCommand,
   explore: async () => (await import('./explore-command.ts')).exploreCommand,
-  subagent: async () => (await import('./subagent-command.ts')).subagentCommand,
   tasks: async () => (await import('./tasks-command.ts')).tasksCommand,
+  wait: async () => (await import('./wait-command.ts')).waitCommand,
   result: async () => (await import('./result-command.ts')).resultCommand,
   cancel: async () => (await import('./cancel-command.ts')).cancelCommand,
   cleanup: async () => (await import('./cleanup-command.ts')).cleanupCommand,
-  wait: async () => (await import('./wait-command.ts')).waitCommand,
   watch: async () => (await import('./watch-command.ts')).watchCommand,
-  doctor: async () => (await import('./doctor-command.ts')).doctorCommand,
   usage: async () => (await import('./usage-command.ts')).usageCommand,
   scoreboard: async () => (await import('./scoreboard-command.ts')).scoreboardCommand,
-  statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
+  subagent: async () => (await import('./subagent-command.ts')).subagentCommand,
   uninstall: async () => (await import('./uninstall-command.ts')).uninstallCommand,
 };
 
@@ -88,6 +90,15 @@ async function usage(): Promise<string> {
     `Usage:\n${lines.join('\n')}\n\n` +
     'delegate <command> --help shows a command in detail; delegate --version, its version.\n'
   );
+}
+
+// A reader that stops early (`delegate tasks | head -1`) closes the pipe: the rest of the output
+// has nowhere to go, which is no error of ours. End quietly, for every command.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
 }
 
 main(process.argv.slice(2)).then(

@@ -1,6 +1,8 @@
 import type { StatusJob } from '../store/render-status.ts';
 import { posixCksum } from '../store/status-key.ts';
 import { inertLine, quotedLine } from '../util/inert-text.ts';
+import { formatUsd } from '../util/format-usd.ts';
+import { plural } from '../util/plural.ts';
 
 /** Per task id, the transition already announced (`done`, `needs_input:<question crc>`…). */
 export type AnnouncedRecord = Record<string, string>;
@@ -76,8 +78,8 @@ export function transitionLine(job: WatchedJob, filesChanged?: number): string {
   const facts = [
     `verdict ${oneLine(job.verdict ?? 'unknown', 20)}`,
     ...(job.review?.verdict ? [`review ${oneLine(job.review.verdict, 20)}`] : []),
-    ...(files !== undefined ? [`${files} file${files === 1 ? '' : 's'} changed`] : []),
-    ...(typeof job.costUsd === 'number' ? [`$${job.costUsd.toFixed(4)}`] : []),
+    ...(files !== undefined ? [`${plural(files, 'file')} changed`] : []),
+    ...(typeof job.costUsd === 'number' ? [formatUsd(job.costUsd)] : []),
     ...(job.sandboxed === false ? ['ran unsandboxed'] : []),
   ];
   return `${tag} done: ${facts.join(', ')} → review with task_result ${id}`;

@@ -10,6 +10,7 @@ import { git } from '../git/git.ts';
 import { errorMessage } from '../util/user-error.ts';
 import type { CliContext } from './cli-command.ts';
 import type { RepositoryPlan, UninstallPlan } from './uninstall-plan.ts';
+import { plural } from '../util/plural.ts';
 
 const DATA_HOME_HOLDS = 'settings, stored keys, usage ledger, task records and results';
 
@@ -43,7 +44,7 @@ function describeRepository(repository: RepositoryPlan): string[] {
       count === undefined
         ? ''
         : count > 0
-          ? ` (${count} commit${count === 1 ? '' : 's'} not on HEAD: that work goes with it)`
+          ? ` (${plural(count, 'commit')} not on HEAD: that work goes with it)`
           : ' (nothing unmerged)';
     lines.push(`    branch ${branch.name}${note}`);
   }

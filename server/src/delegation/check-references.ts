@@ -2,6 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { readRegularFile } from '../util/regular-file.ts';
 import { quotePath } from '../util/inert-text.ts';
+import { plural } from '../util/plural.ts';
 
 /** What checking an answer's `path:line` references found. */
 export interface ReferenceCheck {
@@ -66,7 +67,7 @@ function looksLikePath(path: string): boolean {
 function why(lines: number | string, first: number, end: number): string | undefined {
   if (typeof lines === 'string') return lines;
   if (first < 1 || end < first) return 'not a line number';
-  if (end > lines) return `the file has ${lines} line${lines === 1 ? '' : 's'}`;
+  if (end > lines) return `the file has ${plural(lines, 'line')}`;
   return undefined;
 }
 

@@ -1,6 +1,8 @@
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import { formatBytes } from '../util/format-bytes.ts';
 import { inertLine } from '../util/inert-text.ts';
+import { formatUsd } from '../util/format-usd.ts';
+import { plural } from '../util/plural.ts';
 
 /** What one exploration has done so far: its calls, cost, and what its worker read. */
 export interface ExploreTally {
@@ -42,11 +44,11 @@ export function exploreUsageLine(tally: ExploreTally): string {
   const parts = [
     `profile ${profile.name}`,
     `model ${model}`,
-    `${tally.turns} turn${tally.turns === 1 ? '' : 's'}`,
-    `read ${files} file${files === 1 ? '' : 's'}, ${formatBytes(tally.bytesRead)} of tool results (≈ ${number(Math.ceil(tally.bytesRead / 4))} tokens you did not read)`,
+    plural(tally.turns, 'turn'),
+    `read ${plural(files, 'file')}, ${formatBytes(tally.bytesRead)} of tool results (≈ ${number(Math.ceil(tally.bytesRead / 4))} tokens you did not read)`,
     `${number(tally.inputTokens)} in / ${number(tally.outputTokens)} out tokens`,
     `${((Date.now() - tally.started) / 1000).toFixed(1)} s`,
-    ...(tally.costUsd > 0 ? [`$${tally.costUsd.toFixed(4)}`] : []),
+    ...(tally.costUsd > 0 ? [formatUsd(tally.costUsd)] : []),
   ];
   return `[${tally.kind === 'subagent' ? 'subagent on a worker' : 'explore'}: ${parts.join(' · ')}]`;
 }

@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { specialKind } from '../util/regular-file.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 import { formatBytes } from '../util/format-bytes.ts';
+import { plural } from '../util/plural.ts';
 
 /** Answers longer than this are written to a file instead of filling the supervisor's context. */
 export const INLINE_ANSWER_LIMIT = 6_000;
@@ -40,7 +41,7 @@ export async function placeAnswer(
       );
     if (failure === undefined) {
       return (
-        `Wrote the answer to ${target} (${formatBytes(Buffer.byteLength(answer))}, ${lineCount(answer)} lines).\n` +
+        `Wrote the answer to ${target} (${formatBytes(Buffer.byteLength(answer))}, ${plural(lineCount(answer), 'line')}).\n` +
         `Preview:\n${preview(answer)}`
       );
     }

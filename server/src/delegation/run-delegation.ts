@@ -15,6 +15,8 @@ import { collectFiles, type CollectedFile } from './collect-files.ts';
 import { placeAnswer, resolveWriteTarget } from './place-answer.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import { inertLine } from '../util/inert-text.ts';
+import { formatUsd } from '../util/format-usd.ts';
+import { plural } from '../util/plural.ts';
 
 export interface DelegateInput {
   task: string;
@@ -151,8 +153,8 @@ function usageLine(
     `${tokens(usage.inputTokens)} in${cacheNote(usage)} / ${tokens(usage.outputTokens)} out tokens`,
     ...(notice ? [notice.short] : []),
     `${(result.latencyMs / 1000).toFixed(1)} s`,
-    `sent ${formatBytes(sent)} from ${files.length} file${files.length === 1 ? '' : 's'}`,
-    ...(served.costUsd > 0 ? [`$${served.costUsd.toFixed(4)}`] : []),
+    `sent ${formatBytes(sent)} from ${plural(files.length, 'file')}`,
+    ...(served.costUsd > 0 ? [formatUsd(served.costUsd)] : []),
     ...(result.attempts > 1 ? [`${result.attempts} attempts`] : []),
     ...(served.failedOverFrom ? [`failed over from ${served.failedOverFrom}`] : []),
     ...(result.routedVia ? [`routed via ${result.routedVia}`] : []),

@@ -14,6 +14,7 @@ import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import { UserError } from '../util/user-error.ts';
 import { checkReferences, referencesLine } from './check-references.ts';
 import { exploreUsageLine, type ExploreTally } from './explore-usage.ts';
+import { formatUsd } from '../util/format-usd.ts';
 
 export interface ExploreInput {
   question: string;
@@ -107,7 +108,7 @@ export async function runExplore(
     tally.turns = tally.calls;
     stopNote =
       error instanceof TaskBudgetReached
-        ? `stopped at the per-task budget of $${error.capUsd.toFixed(2)}`
+        ? `stopped at the per-task budget of ${formatUsd(error.capUsd)}`
         : `stopped at its ${EXPLORE_TIMEOUT_MS / 60_000}-minute limit`;
   } finally {
     clearTimeout(timer);

@@ -1,5 +1,6 @@
 import { formatBytes } from '../util/format-bytes.ts';
 import { delegateCall } from './deny-reason.ts';
+import { plural } from '../util/plural.ts';
 
 /** What the supervisor gets instead of a big tool output: at most this many bytes (UTF-8). */
 export const DIGEST_LIMIT_BYTES = 4 * 1024;
@@ -88,8 +89,6 @@ interface Shown {
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
-/** 12,345: by hand, since the first toLocaleString of a process loads ICU (~20 ms in a hook). */
-const grouped = (count: number) => String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 /** A long line keeps its start and its end (where a minified bundle or a log line ends in the error). */
 function cut(line: string): string {
@@ -173,7 +172,7 @@ const range = (from: number, to: number) =>
 export function digestOutput(input: DigestInput): string {
   const limit = input.limitBytes ?? DIGEST_LIMIT_BYTES;
   const lines = input.text.replace(/\n$/, '').split('\n');
-  const size = `${formatBytes(bytes(input.text))} (${grouped(lines.length)} lines)`;
+  const size = `${formatBytes(bytes(input.text))} (${plural(lines.length, 'line')})`;
   const keeps =
     'this digest keeps its first and last lines and its error-like lines, with line numbers.';
   const where =
@@ -218,7 +217,9 @@ export function digestOutput(input: DigestInput): string {
       ...notable.map(show),
     );
   } else if (tailFrom > headEnd) {
-    parts.push(`--- no error-like lines in the ${tailFrom - headEnd} lines in between ---`);
+    parts.push(
+      `--- no error-like lines in the ${plural(tailFrom - headEnd, 'line')} in between ---`,
+    );
   }
   if (tail.length > 0) parts.push(`--- last lines ---`, ...tail.map(show));
   return `${trimTo(parts.join('\n'), limit - bytes(footer) - 1)}\n${footer}`;

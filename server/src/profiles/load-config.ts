@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { readJsonFile } from '../util/read-json.ts';
+import { problemPlace, readJsonFile } from '../util/read-json.ts';
 import { UserError } from '../util/user-error.ts';
 import { keyOrigin } from './credentials.ts';
 import { localFlagError, localFlagProblem } from './local-address.ts';
@@ -231,7 +231,7 @@ function readConfigFile(file: string): ConfigFile | undefined {
   if (read === undefined) return undefined;
   if ('problem' in read) {
     throw new UserError(
-      `Invalid config in ${file}: ${read.problem.replace(/^is /, '')}. ` +
+      `Invalid config in ${problemPlace(file, read)}: ${read.problem.replace(/^is /, '')}. ` +
         'Fix the syntax (no comments or trailing commas) and call again.',
     );
   }

@@ -11,7 +11,7 @@ import {
   removeKey,
   type StoredKey,
 } from './credentials.ts';
-import { parseJson } from '../util/read-json.ts';
+import { atJsonError, jsonErrorReason, parseJson } from '../util/read-json.ts';
 import { ENV_PROFILE_NAME } from './env-profile.ts';
 import { listNames, loadConfig, type LoadedConfig } from './load-config.ts';
 import { configPath, settingsLockPath } from '../config/paths.ts';
@@ -116,12 +116,15 @@ export function readUserConfig(file: string): Json {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new UserError(`Cannot read ${file}: ${(error as Error).message}`);
   }
+  let json: unknown;
   try {
-    const json: unknown = parseJson(text);
-    if (json && typeof json === 'object' && !Array.isArray(json)) return json as Json;
-  } catch {
-    // Reported below.
+    json = parseJson(text);
+  } catch (error) {
+    throw new UserError(
+      `${atJsonError(file, text)}: not valid JSON (${jsonErrorReason(error)}), so it was left alone. Fix it by hand (or move it away) and call again.`,
+    );
   }
+  if (json && typeof json === 'object' && !Array.isArray(json)) return json as Json;
   throw new UserError(
     `${file} is not a valid JSON object, so it was left alone. Fix it by hand (or move it away) and call again.`,
   );

@@ -1,4 +1,5 @@
 import { ProviderError, type CallOptions, type RetryPolicy } from '../wire/spec.ts';
+import { plural } from '../util/plural.ts';
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 4,
@@ -68,7 +69,7 @@ export async function withRetries<T>(
         if (outOfBudget && attemptNumber < allowed) {
           error.message += ` (gave up: the endpoint asked to wait ${Math.round(delay / 1000)} s, over the ${Math.round(policy.maxWaitMs / 1000)} s retry budget)`;
         } else if (attemptNumber > 1) {
-          error.message += ` (after ${attemptNumber} attempts)`;
+          error.message += ` (after ${plural(attemptNumber, 'attempt')})`;
         }
       }
       if (error instanceof ProviderError && onFailedAttempt) {

@@ -20,6 +20,8 @@ import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from '.
 import { mergeInstructions, removeRunnerFolder } from './worktree.ts';
 import { removeWorktree, renameBranch } from './worktree-lifecycle.ts';
 import { statusLine } from './task-format.ts';
+import { formatUsd } from '../util/format-usd.ts';
+import { plural } from '../util/plural.ts';
 
 /** Attempt `n` (from 1) of task `id`: a plain task id, so every id check and pattern takes it. */
 export function attemptId(id: string, n: number): string {
@@ -164,7 +166,7 @@ async function climbTo(
     dataHome,
     task.id,
     'attempt',
-    `climbing to ${next.id} (${profile})${left === undefined ? '' : `, $${left.toFixed(4)} left`}`,
+    `climbing to ${next.id} (${profile})${left === undefined ? '' : `, ${formatUsd(left)} left`}`,
   );
   await climb(readJob(dataHome, next.id));
 }
@@ -268,7 +270,7 @@ export function attemptsSummary(attempts: JobFile[]): string {
     counts.set(word, (counts.get(word) ?? 0) + 1);
   }
   const parts = [...counts].map(([word, count]) => `${count} ${word}`);
-  return `${attempts.length} attempts: ${parts.join(' · ')}`;
+  return `${plural(attempts.length, 'attempt')}: ${parts.join(' · ')}`;
 }
 
 /**

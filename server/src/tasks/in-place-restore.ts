@@ -28,6 +28,7 @@ import {
   type InPlaceChange,
 } from './in-place-changes.ts';
 import { entryOf, snapshotPaths, type TreeEntry } from './in-place-snapshot.ts';
+import { plural } from '../util/plural.ts';
 
 /** Paths named in a refusal at most; the rest are counted. */
 const NAMED_PATHS = 5;
@@ -72,7 +73,7 @@ export async function restoreSnapshot(
   }
   if (failures.length > 0) {
     throw new UserError(
-      `Restored in part: ${failures.length} path(s) in ${workdir} could not be put back: ${named(failures)}. The snapshot is kept in ${snapshotDir}; fix those and discard again.`,
+      `Restored in part: ${plural(failures.length, 'path')} in ${workdir} could not be put back: ${named(failures)}. The snapshot is kept in ${snapshotDir}; fix those and discard again.`,
     );
   }
   const removed = changes.filter((change) => change.status === 'A').length;

@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { formatBytes } from '../util/format-bytes.ts';
 import { UserError } from '../util/user-error.ts';
 import type { InPlaceSnapshot } from '../store/job-file.ts';
+import { plural } from '../util/plural.ts';
 
 /** At most this many files, folders and links are snapshotted… */
 export const MAX_SNAPSHOT_ENTRIES = 20_000;
@@ -151,9 +152,11 @@ export async function takeSnapshot(
     throw cannotSnapshot(workdir, error);
   });
   if (tree.isCut || tree.bytes > MAX_SNAPSHOT_BYTES) {
-    const count = tree.isCut ? `more than ${MAX_SNAPSHOT_ENTRIES}` : `${tree.entries.length}`;
+    const count = tree.isCut
+      ? `more than ${MAX_SNAPSHOT_ENTRIES} files and folders`
+      : plural(tree.entries.length, 'file or folder', 'files and folders');
     throw new UserError(
-      `${workdir} is too big to snapshot before a task works in it in place: ${count} files and folders, ${formatBytes(tree.bytes)}${tree.isCut ? ' so far' : ''} (the limits are ${MAX_SNAPSHOT_ENTRIES} and ${formatBytes(MAX_SNAPSHOT_BYTES)}). Pass a smaller workdir, or make it a git repository and leave isolation out (a worktree needs no snapshot).`,
+      `${workdir} is too big to snapshot before a task works in it in place: ${count}, ${formatBytes(tree.bytes)}${tree.isCut ? ' so far' : ''} (the limits are ${MAX_SNAPSHOT_ENTRIES} and ${formatBytes(MAX_SNAPSHOT_BYTES)}). Pass a smaller workdir, or make it a git repository and leave isolation out (a worktree needs no snapshot).`,
     );
   }
   const { manifest, files } = snapshotPaths(dir);

@@ -14,6 +14,7 @@ import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
+import { plural } from '../util/plural.ts';
 
 /** Diff text the reviewer gets inline; the rest it reads from the files. */
 const MAX_DIFF_CHARS = 60_000;
@@ -135,7 +136,7 @@ function reviewFacts(maxTurns: number): string {
   return [
     'This is a review pass with read-only tools (read_file, list_files, grep): you cannot run commands',
     'or change files. The test command already ran; its facts are in the request. Do not modify anything.',
-    `You have at most ${maxTurns} turns. Your last message (no tool call) starts with the VERDICT line.`,
+    `You have at most ${plural(maxTurns, 'turn')}. Your last message (no tool call) starts with the VERDICT line.`,
   ].join(' ');
 }
 

@@ -48,6 +48,7 @@ import { attemptId, removeAttemptWorktree, settleAttempts } from './attempts.ts'
 import { sessionOf, type JobFile, type RecordedRunner } from '../store/job-file.ts';
 import { checkRunner, runnerAddress, runnerSandbox } from '../runners/check-runner.ts';
 import { remoteTaskOf } from '../runners/remote-shell.ts';
+import { plural } from '../util/plural.ts';
 
 export interface StartTaskInput {
   task: string;
@@ -275,7 +276,7 @@ function attemptProfilesOf(input: StartTaskInput, config: LoadedConfig): Array<s
   if (given) {
     if (given.length !== count) {
       throw new UserError(
-        `attempt_profiles names ${given.length} profile(s) for ${count} attempt(s); give one per attempt, or leave attempts out.`,
+        `attempt_profiles names ${plural(given.length, 'profile')} for ${plural(count, 'attempt')}; give one per attempt, or leave attempts out.`,
       );
     }
     if (input.profile !== undefined) {
@@ -383,7 +384,7 @@ async function startAttempts(
     'state',
     ladder
       ? `queued as a ladder of ${attempts.length} rungs: ${task.attempts!.map((ref) => `${ref.id} ${ref.profile}`).join(' → ')}`
-      : `queued as ${attempts.length} attempts (${task.attemptStrategy}): ${task.attempts!.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}`,
+      : `queued as ${plural(attempts.length, 'attempt')} (${task.attemptStrategy}): ${task.attempts!.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}`,
   );
   for (const [index, attempt] of attempts.entries()) {
     appendEvent(

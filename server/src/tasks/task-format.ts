@@ -3,6 +3,8 @@ import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { formatBytes } from '../util/format-bytes.ts';
 import { inertBlock, inertLine, quotedLine, quotePath } from '../util/inert-text.ts';
+import { formatUsd } from '../util/format-usd.ts';
+import { plural } from '../util/plural.ts';
 
 const MAX_LINE = 160;
 /** What of a worker's (or a reviewer's) free text a result shows; the rest is in result.json. */
@@ -33,7 +35,7 @@ export function statusLine(job: JobFile, now = Date.now(), wording = TOOL_WORDIN
       line = `${job.id} ${job.state} step ${job.step}/${job.maxTurns} · ${inertLine(job.activity ?? 'starting', MAX_LINE)} · ${age(job.lastEventAt, now)} ago`;
       break;
     case 'done':
-      line = `${job.id} done ${job.verdict ?? ''}${job.review ? ` · review ${job.review.verdict}` : ''} · ${job.filesTouched.length} files · $${job.costUsd.toFixed(3)} → ${wording.result(job.id)}`;
+      line = `${job.id} done ${job.verdict ?? ''}${job.review ? ` · review ${job.review.verdict}` : ''} · ${plural(job.filesTouched.length, 'file')} · ${formatUsd(job.costUsd)} → ${wording.result(job.id)}`;
       break;
     default:
       line = `${job.id} ${job.state}: ${inertLine(job.error ?? '', MAX_LINE)} → ${wording.result(job.id)}`;
@@ -103,7 +105,7 @@ export function resultText(
       ? `test output (tail):\n${inertBlock(verification.outputTail.slice(-1_500))}`
       : '',
     result.failedAttempts?.length
-      ? `fix rounds: the tests failed ${result.failedAttempts.length} time(s) before (exit ${result.failedAttempts.map((attempt) => attempt.exitCode ?? '?').join(', ')}); the output went back to the worker each time`
+      ? `fix rounds: the tests failed ${plural(result.failedAttempts.length, 'time')} before (exit ${result.failedAttempts.map((attempt) => attempt.exitCode ?? '?').join(', ')}); the output went back to the worker each time`
       : '',
     reviewText(job, result),
     result.error ? `error: ${inertLine(result.error)}` : '',
@@ -111,7 +113,7 @@ export function resultText(
     filesChangedText(result.filesChanged),
     result.inPlace ? inPlaceText(job.id, result.inPlace, wording) : '',
     result.diffstat ? `diffstat:\n${inertBlock(result.diffstat)}` : '',
-    `cost: $${job.costUsd.toFixed(4)} · model: ${inertLine(job.modelAnswered ?? job.profile ?? '?', 120)} · steps: ${job.step}`,
+    `cost: ${formatUsd(job.costUsd)} · model: ${inertLine(job.modelAnswered ?? job.profile ?? '?', 120)} · steps: ${job.step}`,
     result.patchPath ? `patch: ${result.patchPath} (${result.patchBytes} bytes)` : '',
     patch ? patchText(patch, result) : '',
     result.mergeHow ? `to take the work:\n${inertBlock(result.mergeHow)}` : '',
@@ -176,7 +178,7 @@ function attemptsText(
 ): string {
   const lines = attempts.map(
     (attempt) =>
-      `${attempt.id} ${attempt.profile}: ${attempt.state}${attempt.verdict ? ` ${attempt.verdict}` : ''}${attempt.review ? ` · review ${attempt.review}` : ''} · $${attempt.costUsd.toFixed(4)} — ${inertLine(attempt.outcome)}${attempt.patchPath ? ` · patch ${attempt.patchPath}` : ''}`,
+      `${attempt.id} ${attempt.profile}: ${attempt.state}${attempt.verdict ? ` ${attempt.verdict}` : ''}${attempt.review ? ` · review ${attempt.review}` : ''} · ${formatUsd(attempt.costUsd)} — ${inertLine(attempt.outcome)}${attempt.patchPath ? ` · patch ${attempt.patchPath}` : ''}`,
   );
   const head = isLadder
     ? `ladder (${attempts.length} rungs, climbed in this order; the result above is the passing or best rung's)`

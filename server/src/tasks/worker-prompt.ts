@@ -1,4 +1,5 @@
 import type { JobFile } from '../store/job-file.ts';
+import { plural } from '../util/plural.ts';
 
 const DEFAULT_ROLE = [
   'You are an autonomous software engineer working alone in a disposable git worktree (your current',
@@ -14,7 +15,7 @@ export function workerPrompt(job: JobFile, agentBody?: string): string {
     `Task directory: ${job.workdir}`,
     job.testCommand ? `The supervisor verifies your work with: ${job.testCommand}` : undefined,
     job.definitionOfDone ? `Definition of done: ${job.definitionOfDone}` : undefined,
-    `You have at most ${job.maxTurns} turns.`,
+    `You have at most ${plural(job.maxTurns, 'turn')}.`,
     'Git metadata is off limits: never create, edit, move or replace a .git file or folder anywhere in the task directory (not even with git init; use $TMPDIR for scratch repositories). Doing so fails the task. Your changes are committed for you at the end.',
     'When you are done, answer WITHOUT calling a tool: a concise summary of what you changed (files), how you verified it, and anything left open.',
   ].filter(Boolean);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { READS_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 import { inertLine, quotePath } from '../util/inert-text.ts';
+import { formatUsd } from '../util/format-usd.ts';
 
 export const taskProgressTool = defineTool({
   name: 'task_progress',
@@ -29,7 +30,7 @@ export const taskProgressTool = defineTool({
     const events = readEvents(context.dataHome, job.id, input.limit ?? 15);
     return [
       statusLine(job, now),
-      `elapsed: ${seconds(job.startedAt ?? job.createdAt)} s · last activity ${seconds(job.lastEventAt)} s ago · cost so far $${job.costUsd.toFixed(4)}`,
+      `elapsed: ${seconds(job.startedAt ?? job.createdAt)} s · last activity ${seconds(job.lastEventAt)} s ago · cost so far ${formatUsd(job.costUsd)}`,
       ...(job.attempts
         ? [
             `attempts (${job.attemptStrategy}; the winner's work lands on branch delegate/${job.id}):`,

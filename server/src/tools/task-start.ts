@@ -5,6 +5,7 @@ import { RUNS_WORKERS } from './annotations.ts';
 import { checkProfileArgument, defineTool, type ToolRun } from './define-tool.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { formatBytes } from '../util/format-bytes.ts';
+import { plural } from '../util/plural.ts';
 
 /** task_start's arguments (its schema, also checked by the native-task door). */
 const TASK_START_INPUT = {
@@ -161,7 +162,7 @@ export async function runTaskStart(
   const where = current.attempts
     ? current.attemptStrategy === 'ladder'
       ? `a ladder of ${current.attempts.length} rungs, each in its own worktree from the same base, climbed while the work fails verification: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(' → ')}; the passing rung's work lands on branch delegate/${current.id}`
-      : `${current.attempts.length} attempts (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
+      : `${plural(current.attempts.length, 'attempt')} (${current.attemptStrategy}), each in its own worktree: ${current.attempts.map((ref) => `${ref.id} ${ref.profile}`).join(', ')}; the winner's work lands on branch delegate/${current.id}`
     : current.branch
       ? `branch ${current.branch} in worktree ${realpathSync(current.workdir)}`
       : inPlaceLine(current);
@@ -172,7 +173,7 @@ export async function runTaskStart(
     : [];
   const start = current.uncommittedAtStart
     ? [
-        `started from your uncommitted changes (${current.uncommittedAtStart.files} files); base_branch "HEAD" starts from the last commit instead`,
+        `started from your uncommitted changes (${plural(current.uncommittedAtStart.files, 'file')}); base_branch "HEAD" starts from the last commit instead`,
       ]
     : [];
   const text = [
@@ -193,5 +194,5 @@ export async function runTaskStart(
 function inPlaceLine(job: JobFile): string {
   if (!job.snapshot) return `in ${job.workdir}`;
   const { entries, bytes, leftOut } = job.snapshot;
-  return `in place in ${job.workdir}, which it edits directly; snapshot taken first (${entries} files and folders, ${formatBytes(bytes)}${leftOut.length ? `; left out: ${leftOut.join(', ')}` : ''}): task_cleanup ${job.id} with discard: true puts them back`;
+  return `in place in ${job.workdir}, which it edits directly; snapshot taken first (${plural(entries, 'file or folder', 'files and folders')}, ${formatBytes(bytes)}${leftOut.length ? `; left out: ${leftOut.join(', ')}` : ''}): task_cleanup ${job.id} with discard: true puts them back`;
 }

@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { jsonErrorOffset, positionAt } from './json-position.ts';
 
 /**
  * The one reader of the JSON files delegate or the user writes (config files, credentials, job
@@ -63,13 +64,45 @@ function unreadable(code: string | undefined, error: unknown): string {
 
 /** Cut off when the parser ran out of text (a torn write, a full disk); else not JSON at all. */
 function parseProblem(body: string, error: Error, isSecret: boolean): string {
-  const position = /at position (\d+)/.exec(error.message)?.[1];
+  const offset = jsonErrorOffset(body);
   const isCutOff =
     /end of JSON input|Unterminated string/.test(error.message) ||
-    (position !== undefined && Number(position) >= body.trimEnd().length);
+    (offset !== undefined && offset >= body.trimEnd().length);
   if (isCutOff)
     return 'is not valid JSON (cut off: the text ends early, as after an interrupted write)';
-  return isSecret ? 'is not valid JSON' : `is not valid JSON (${error.message})`;
+  return isSecret ? 'is not valid JSON' : `is not valid JSON (${jsonErrorReason(error)})`;
+}
+
+/**
+ * JSON.parse's message without the character offset (`file:line:column` says where) and without
+ * the stretch of text it may quote: `Expected ',' or '}' after property value`.
+ */
+export function jsonErrorReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message
+    .replace(/,\s*(".*"|\.\.\..*) is not valid JSON$/s, '')
+    .replace(/ (in|after) JSON at position \d+.*$/s, (_, word: string) =>
+      word === 'after' ? ' after the JSON value' : '',
+    );
+}
+
+/**
+ * `file:line:column` of the first JSON syntax error in a file's text, as compilers and editors
+ * name a place; just `file` when the text parses or the place is not found.
+ */
+export function atJsonError(file: string, text: string): string {
+  const body = text.startsWith(BYTE_ORDER_MARK) ? text.slice(1) : text;
+  const offset = jsonErrorOffset(body);
+  if (offset === undefined) return file;
+  const { line, column } = positionAt(body, offset);
+  return `${file}:${line}:${column}`;
+}
+
+/** Where a file's problem from readJsonFile is: `file:line:column` for a syntax error, else `file`. */
+export function problemPlace(file: string, read: { problem: string; text?: string }): string {
+  return read.text !== undefined && read.problem.startsWith('is not valid JSON')
+    ? atJsonError(file, read.text)
+    : file;
 }
 
 /**

@@ -4,6 +4,7 @@ import { confinePath } from './confine-path.ts';
 import { defineWorkerTool } from './define-worker-tool.ts';
 import { readTextFile } from './file-text.ts';
 import { inputObject, requiredString } from './tool-input.ts';
+import { plural } from '../../util/plural.ts';
 
 export const editFileTool = defineWorkerTool({
   name: 'edit_file',
@@ -42,7 +43,7 @@ export const editFileTool = defineWorkerTool({
     return {
       content:
         `Edited ${file.display} at line ${line}: ` +
-        `replaced ${countLines(oldText)} line(s) with ${countLines(newText)} line(s).`,
+        `replaced ${plural(countLines(oldText), 'line')} with ${plural(countLines(newText), 'line')}.`,
       filesWritten: [file.relativeReal],
     };
   },

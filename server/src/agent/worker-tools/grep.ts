@@ -7,6 +7,7 @@ import { defineWorkerTool } from './define-worker-tool.ts';
 import { isBinary, ONLY_REGULAR } from './file-text.ts';
 import { confinePattern, globFiles } from './glob-files.ts';
 import { inputObject, optionalString, requiredString } from './tool-input.ts';
+import { plural } from '../../util/plural.ts';
 
 const MAX_MATCHES = 200;
 const MAX_OUTPUT_BYTES = 30 * 1024;
@@ -141,11 +142,11 @@ function formatFound(found: Found, pattern: string, display: string, glob?: stri
   }
   if (found.filesTooBig > 0) {
     notes.push(
-      `[${found.filesTooBig} file(s) over 5 MB were not searched; use run_bash for those]`,
+      `[${plural(found.filesTooBig, 'file')} over 5 MB ${found.filesTooBig === 1 ? 'was' : 'were'} not searched; use run_bash for those]`,
     );
   }
   if (found.lines.length === 0) {
-    const count = `${found.filesSearched} file${found.filesSearched === 1 ? '' : 's'} searched`;
+    const count = `${plural(found.filesSearched, 'file')} searched`;
     return [`No matches for ${pattern} in ${scope} (${count}).`, ...notes].join('\n');
   }
   return [...found.lines, ...notes].join('\n');

@@ -4,6 +4,7 @@ import fastGlob from 'fast-glob';
 import { defineWorkerTool } from './define-worker-tool.ts';
 import { confinePattern, globFiles } from './glob-files.ts';
 import { inputObject, requiredString } from './tool-input.ts';
+import { plural } from '../../util/plural.ts';
 
 const MAX_FILES = 500;
 
@@ -37,7 +38,7 @@ export const listFilesTool = defineWorkerTool({
     const shown = files.slice(0, MAX_FILES).map((file) => relative(root, file));
     if (files.length > MAX_FILES) {
       shown.push(
-        `[… ${files.length} files match; only the first ${MAX_FILES} are listed. Narrow the pattern to see the rest …]`,
+        `[… ${plural(files.length, 'file')} match; only the first ${MAX_FILES} are listed. Narrow the pattern to see the rest …]`,
       );
     }
     return { content: shown.join('\n') };

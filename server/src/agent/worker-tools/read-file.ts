@@ -3,6 +3,7 @@ import { confinePath } from './confine-path.ts';
 import { defineWorkerTool } from './define-worker-tool.ts';
 import { readTextFile, splitLines } from './file-text.ts';
 import { inputObject, optionalNumber, requiredString } from './tool-input.ts';
+import { plural } from '../../util/plural.ts';
 
 const DEFAULT_LIMIT = 2_000;
 /** A slice past this is cut, so one call cannot flood the model's context. */
@@ -52,7 +53,7 @@ export function formatSlice(
   if (total === 0) return `${display}: empty file (0 lines)`;
   if (offset > total) {
     throw new UserError(
-      `offset ${offset} is past the end of ${display}, which has ${total} line${total === 1 ? '' : 's'}.`,
+      `offset ${offset} is past the end of ${display}, which has ${plural(total, 'line')}.`,
     );
   }
   const end = Math.min(total, offset + limit - 1);

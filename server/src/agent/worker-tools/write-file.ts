@@ -6,6 +6,7 @@ import { confinePath } from './confine-path.ts';
 import { defineWorkerTool } from './define-worker-tool.ts';
 import { splitLines } from './file-text.ts';
 import { inputObject, requiredString } from './tool-input.ts';
+import { plural } from '../../util/plural.ts';
 
 const WRITES_REGULAR = 'file tools write regular files only.';
 
@@ -41,7 +42,7 @@ export const writeFileTool = defineWorkerTool({
     return {
       content:
         `${file.exists ? 'Overwrote' : 'Created'} ${file.display}: ` +
-        `${Buffer.byteLength(content)} bytes, ${lines} line${lines === 1 ? '' : 's'}.`,
+        `${Buffer.byteLength(content)} bytes, ${plural(lines, 'line')}.`,
       filesWritten: [file.relativeReal],
     };
   },
