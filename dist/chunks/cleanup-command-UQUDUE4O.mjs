@@ -1,0 +1,12 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{parseCli,usageError}from"./chunk-HHXJ6WTJ.mjs";import{cleanupTasks}from"./chunk-TLIVRLKO.mjs";import"./chunk-XJ57JJLW.mjs";import"./chunk-MIU6PSKS.mjs";import"./chunk-PWGNCVCV.mjs";import"./chunk-WVMIXWN6.mjs";import"./chunk-EIGO2ZNW.mjs";import"./chunk-FZCZWRSX.mjs";import"./chunk-7W4DHW2N.mjs";import"./chunk-Y6ABO3XI.mjs";import"./chunk-OMIBEZTP.mjs";import"./chunk-EROFVQ2S.mjs";import"./chunk-CBTUKCDI.mjs";import"./chunk-3B4ETD2S.mjs";import"./chunk-7CCVBDSK.mjs";import"./chunk-3EMS4ZME.mjs";import"./chunk-IJBVQAYQ.mjs";import"./chunk-K5TGMIHH.mjs";import"./chunk-7DXBOS5S.mjs";import"./chunk-JZIFPIVY.mjs";import{CLI_WORDING}from"./chunk-QAOIP57B.mjs";import"./chunk-QMHBUEAH.mjs";import"./chunk-WYALMPH4.mjs";import"./chunk-3U6BEY5R.mjs";import"./chunk-54QLYERL.mjs";import"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";var USAGE="cleanup <task id>|--all-finished [--keep-branch] [--discard [--force]]",cleanupCommand={usage:USAGE,summary:"remove an ended task's worktree, branch and files (or every ended task's)",help:`Removes an ended task's worktree, its delegate/<id> branch (kept while unmerged work is on it) and its
+files. Refuses a running task: cancel it first. A task that worked in place (isolation "none") keeps
+its changes unless --discard puts its folder back from the snapshot taken at its start.
+
+Options:
+  --all-finished   clean up every ended task of this project
+  --keep-branch    keep the delegate/<id> branch
+  --discard        throw the task's work away: its branch goes even unmerged; in place, the files
+                   it added are removed and those it changed or deleted come back
+  --force          with --discard: also put back files changed again since the task ended`,async run(args,context){let parsed=parseCli(args,{"all-finished":{type:"boolean"},"keep-branch":{type:"boolean"},discard:{type:"boolean"},force:{type:"boolean"}},USAGE,context);if(!parsed)return 2;let[id,...rest]=parsed.positionals,allFinished=parsed.values["all-finished"]??!1;if(rest.length>0||!!id===allFinished)return usageError(context,"name one task id, or pass --all-finished.",USAGE);let report=await cleanupTasks(context.dataHome,context.projectDir,{...id?{taskId:id}:{},allFinished,keepBranch:parsed.values["keep-branch"]??!1,discard:parsed.values.discard??!1,force:parsed.values.force??!1,wording:CLI_WORDING});return context.stdout.write(`${report}
+`),0}};export{cleanupCommand};
