@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { describe, expect } from 'vitest';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
-import { BROKEN_ADD_PROJECT, initRepository } from '../helpers/git-project.ts';
+import { byAssistantTurn } from '../helpers/fake-provider.ts';
+import { BROKEN_ADD_PROJECT, FIXED_ADD, git, initRepository } from '../helpers/git-project.ts';
 import { taskTest as it } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { taskIdOf } from '../helpers/wait.ts';
@@ -67,7 +68,8 @@ describe('delegate --version and --help', () => {
     const position = (name: string) => names.indexOf(name);
     for (const [before, after] of [
       ['statusline', 'run'],
-      ['run', 'tasks'],
+      ['run', 'start'],
+      ['start', 'tasks'],
       ['explore', 'tasks'],
       ['tasks', 'wait'],
       ['wait', 'result'],
@@ -97,6 +99,52 @@ describe('delegate tasks, result, cancel, cleanup', () => {
     const run = await cli(world, 'tasks', '--json');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([]);
+  });
+
+  it('start runs a task from a terminal: the same checks and text as task_start, --wait prints the result', async ({
+    world,
+    provider,
+  }) => {
+    initRepository(world.project, BROKEN_ADD_PROJECT);
+    const fake = await provider.start({
+      respond: byAssistantTurn([
+        { toolUses: [{ name: 'write_file', input: { path: 'src/add.js', content: FIXED_ADD } }] },
+        { text: 'Fixed add.' },
+      ]),
+    });
+    world.writeConfig({
+      profiles: { w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true } },
+    });
+    // As a terminal user in their checkout, with no Claude Code.
+    const waited = await cli(world, 'start', 'Fix add()', '--test', 'node test.js', '--wait');
+    expect(waited.code, waited.stderr).toBe(0);
+    const id = taskIdOf(waited.stdout);
+    expect(waited.stdout).toMatch(new RegExp(`^${id} done — verdict: passed`, 'm'));
+    expect(waited.stdout).toContain(`when done reviewing: delegate cleanup ${id}`);
+    expect(waited.stdout).not.toMatch(/task_(result|cleanup|cancel|status)\b(?! \(in Claude Code)/);
+    expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
+
+    // Without --wait: the id and the next steps at once, as delegate commands.
+    const quick = await cli(world, 'start', 'Look around', '--isolation', 'none');
+    expect(quick.code, quick.stderr).toBe(0);
+    const second = taskIdOf(quick.stdout);
+    expect(quick.stdout).toContain('poll: delegate tasks');
+    await cli(world, 'wait', second, '--timeout', '60');
+
+    // Bad input: the flag named, exit 2, nothing started.
+    const before = JSON.parse((await cli(world, 'tasks', '--json')).stdout).length;
+    for (const [args, says] of [
+      [['start'], 'say what the task is'],
+      [['start', 'x', '--attempts', 'many'], '--attempts'],
+      [['start', 'x', '--attempts', '9'], 'attempts'],
+      [['start', 'x', '--isolation', 'sideways'], 'isolation'],
+      [['start', 'x', '--bogus'], 'unknown option --bogus'],
+    ] as const) {
+      const refused = await cli(world, ...args);
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toContain(says);
+    }
+    expect(JSON.parse((await cli(world, 'tasks', '--json')).stdout)).toHaveLength(before);
   });
 
   it('cancel, result and cleanup act on a real task and name delegate commands', async ({

@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   statusline: async () => (await import('./statusline-command.ts')).statuslineCommand,
   run: async () => (await import('./run-command.ts')).runCommand,
   explore: async () => (await import('./explore-command.ts')).exploreCommand,
+  start: async () => (await import('./start-command.ts')).startCommand,
   tasks: async () => (await import('./tasks-command.ts')).tasksCommand,
   wait: async () => (await import('./wait-command.ts')).waitCommand,
   result: async () => (await import('./result-command.ts')).resultCommand,

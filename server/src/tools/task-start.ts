@@ -8,7 +8,7 @@ import { formatBytes } from '../util/format-bytes.ts';
 import { plural } from '../util/plural.ts';
 
 /** task_start's arguments (its schema, also checked by the native-task door). */
-const TASK_START_INPUT = {
+export const TASK_START_INPUT = {
   task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
   agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
   profile: z.string().min(1).optional().describe('Worker profile, or "auto" (see providers).'),
