@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-function plural(count,noun,nouns=`${noun}s`){return`${groupDigits(count)} ${count===1?noun:nouns}`}function groupDigits(count){return String(count).replace(/\B(?=(\d{3})+(?!\d))/g,",")}function formatUsd(amount){let digits={minimumFractionDigits:2,maximumFractionDigits:4};return`$${amount.toLocaleString("en-US",{...digits,useGrouping:!1})}`}export{plural,formatUsd};
