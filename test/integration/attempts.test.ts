@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { readLedger } from '../../server/src/calls/ledger.ts';
+import { formatUsd } from '../../server/src/util/format-usd.ts';
 import type { FakeReply, RecordedRequest } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, git } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
@@ -402,7 +403,7 @@ describe('attempts: several workers race on one task', () => {
       .reduce((sum, record) => sum + record.costUsd, 0);
     expect(total).toBeCloseTo(billed, 6);
     const usage = (await handle.callText('usage', { period: 'today' })).text;
-    expect(usage).toContain(`- raced as attempts: 1 task, $${total.toFixed(4)}`);
+    expect(usage).toContain(`- raced as attempts: 1 task, ${formatUsd(total)}`);
   });
 
   it('a tiny budget is split over the attempts, and the refusal says so', async ({ startWith }) => {
