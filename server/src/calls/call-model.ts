@@ -130,7 +130,7 @@ export async function callModel(call: ModelCall, context: AppContext): Promise<M
       if (isLast)
         throw new UserError(
           `No worker slot came free in ${Math.round(waitMs / 1000)} s (${passed.join('; ')}). ` +
-            `Wait for those calls or tasks to end (delegate tasks; task_cancel to stop one), raise "pool" in profile ${profile.name} if its server can take more at once, ` +
+            `Wait for those calls or tasks to end (task_status lists the tasks; task_cancel stops one), raise "pool" in profile ${profile.name} if its server can take more at once, ` +
             `or raise its "idleTimeoutS" to wait longer; delegate doctor checks the endpoint.`,
         );
       continue;

@@ -1,4 +1,5 @@
 import { isProcessAlive } from '../util/process-identity.ts';
+import { hardTimeout, idleTimeout } from './stop-messages.ts';
 import { finishTask, type Outcome } from './finish-task.ts';
 import { isTerminal, readJob } from '../store/job-store.ts';
 import { killTask } from './task-processes.ts';
@@ -35,16 +36,12 @@ async function reconcileWorker(dataHome: string, job: JobFile, now: number): Pro
       error: `the worker process (pid ${job.worker.pid}) died; its work was salvaged`,
     };
   } else if (job.startedAt && now - Date.parse(job.startedAt) > job.timeoutS * 1000) {
-    outcome = { state: 'timeout', error: `hard timeout: ran longer than ${job.timeoutS} s` };
+    outcome = { state: 'timeout', error: hardTimeout(job) };
   } else if (
     job.state === 'running' &&
     now - Date.parse(job.lastEventAt) > job.idleTimeoutS * 1000
   ) {
-    const last = job.activity ? `last: ${job.activity}; ` : '';
-    outcome = {
-      state: 'timeout',
-      error: `idle timeout: no activity for ${job.idleTimeoutS} s (${last}profile ${job.profile ?? 'default'}${job.modelAnswered ? `, model ${job.modelAnswered}` : ''})`,
-    };
+    outcome = { state: 'timeout', error: idleTimeout(job) };
   }
   if (!outcome) return false;
   await killTask(job);

@@ -6,6 +6,7 @@
  * run and gets one ledger line with the cost the CLI reported.
  */
 import { randomUUID } from 'node:crypto';
+import { noSlot } from './stop-messages.ts';
 import { callModel } from '../calls/call-model.ts';
 import { appendLedger } from '../calls/ledger.ts';
 import { acquireSlot, type PoolSlot } from '../calls/pool.ts';
@@ -77,7 +78,7 @@ export async function takeTaskSlot(
     signal,
     label: job.id,
   });
-  if (!slot) throw new TaskError(`no ${poolKey} slot came free in time`, 'timeout');
+  if (!slot) throw new TaskError(noSlot(poolKey, job.timeoutS), 'timeout');
   return slot;
 }
 

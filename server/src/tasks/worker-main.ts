@@ -4,6 +4,7 @@
  * goes), then records the result: finished, or failed and salvaged.
  */
 import { resolveDataHome } from '../config/paths.ts';
+import { hardTimeout } from './stop-messages.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import { serverFromSnapshot } from '../profiles/discover-local.ts';
 import { closeSandbox } from '../sandbox/index.ts';
@@ -69,7 +70,7 @@ async function main(id: string): Promise<void> {
     if (!isStopped)
       await finishTask(dataHome, id, {
         state: timedOut ? 'timeout' : error instanceof TaskError ? error.taskState : 'failed',
-        error: timedOut ? `hard timeout: ran longer than ${job.timeoutS} s` : errorMessage(error),
+        error: timedOut ? hardTimeout(job) : errorMessage(error),
       });
   } finally {
     clearTimeout(deadline);

@@ -53,7 +53,11 @@ export async function postStream(
     );
   const totalTimer = setTimeout(
     abortWith(
-      new ProviderError(`${url} took longer than ${totalMs} ms; the call was aborted.`, 'timeout'),
+      new ProviderError(
+        `${url} took longer than ${formatWait(totalMs)}, the limit of one call; the call was aborted. ` +
+          'Ask for a shorter answer (max_output_tokens) or split the work; delegate doctor checks the endpoint.',
+        'timeout',
+      ),
     ),
     totalMs,
   );

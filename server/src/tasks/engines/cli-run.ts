@@ -1,5 +1,6 @@
 /** One run of a task's CLI, to its end: progress, cost and its ledger line, its failure as the task's error. */
 import { readFileSync } from 'node:fs';
+import { cliIdleTimeout } from '../stop-messages.ts';
 import { isAbsolute, relative } from 'node:path';
 import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 import type { SandboxPolicy } from '../../sandbox/index.ts';
@@ -73,10 +74,7 @@ async function runToEnd(run: CliTaskRun, prompt: string): Promise<string> {
   });
   signal.throwIfAborted();
   if (outcome.isIdleTimeout) {
-    throw new TaskError(
-      `idle timeout: ${cli.binary} printed nothing for ${idleTimeoutS} s and was killed with its processes`,
-      'timeout',
-    );
+    throw new TaskError(cliIdleTimeout(cli.binary, idleTimeoutS, profile.name), 'timeout');
   }
   if (outcome.failure) await failWith(outcome.failure, run);
   if (outcome.exitCode !== 0) {
