@@ -99,7 +99,7 @@ it('a repository’s new default profile gets no request until the user approves
     await refused(
       'delegate',
       { task: 'Summarise', files: ['notes.txt'], profile: 'mine' },
-      `No profile could take the call (mine: all 1 slots busy; theirs: ${theirs})`,
+      `No profile could take the call (mine: pool ${poolKeyOf(mine)} full (1 of 1 busy); theirs: ${theirs})`,
     );
     const providers = await server.callText('providers', { check: true });
     expect(providers.text).toContain(

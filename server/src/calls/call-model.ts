@@ -124,8 +124,10 @@ export async function callModel(call: ModelCall, context: AppContext): Promise<M
     });
     if (Date.now() - waitStarted >= 1000 || holders.length > 0) call.onWaiting?.(undefined);
     if (!slot) {
+      // Passed over at once for the next profile, or after waiting the idle limit.
+      const held = holders.map((holder) => holder.label ?? `pid ${holder.pid}`);
       passed.push(
-        `${profile.name}: ${poolWait(poolKey, size, holders, waitMs).replace('waiting for a pool slot on ', 'no slot on ')}`,
+        `${profile.name}: pool ${poolKey} full (${size} of ${size} busy${held.length ? `: ${held.join(', ')}` : ''})`,
       );
       if (isLast)
         throw new UserError(
