@@ -2,12 +2,11 @@
 // Read still works, the session is told what to install, and nothing shows a stack trace. The
 // server connects as a stand-in whose one tool says what to install (a failed server is cached
 // as failed for 15 minutes); once Node.js is on PATH the next start has every tool.
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runClaude } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { pathWithoutNode } from '../helpers/no-node-path.ts';
 import { toolName, toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -25,9 +24,7 @@ afterEach(async () => {
 it('without node on PATH: a whole Read of a big file goes through, and the session is told to install Node.js 20', async () => {
   const log = makeLog(200 * 1024);
   const big = world.writeProjectFile('big.log', log);
-  const path = join(world.root, 'path-without-node');
-  mkdirSync(path);
-  symlinkSync('/bin/sh', join(path, 'sh'));
+  const path = pathWithoutNode(world.root);
   supervisor = await startFakeProvider({
     respond: byAssistantTurn([
       { toolUses: [{ id: 'toolu_read_big', name: 'Read', input: { file_path: big } }] },
@@ -77,18 +74,7 @@ it('without node on PATH: a whole Read of a big file goes through, and the sessi
 });
 
 it('with a Node.js older than 20: the stand-in server names the version found', async () => {
-  const path = join(world.root, 'path-with-old-node');
-  mkdirSync(path);
-  symlinkSync('/bin/sh', join(path, 'sh'));
-  // The real node, reporting itself as 18 (no Node 18 is installed here).
-  const old = join(world.root, 'old-node.cjs');
-  writeFileSync(
-    old,
-    `Object.defineProperty(process.versions, 'node', { value: '18.19.0' });\n` +
-      `Object.defineProperty(process, 'version', { value: 'v18.19.0' });\n`,
-  );
-  writeFileSync(join(path, 'node'), `#!/bin/sh\nexec ${process.execPath} --require ${old} "$@"\n`);
-  chmodSync(join(path, 'node'), 0o755);
+  const path = pathWithoutNode(world.root, '18.19.0');
   supervisor = await startFakeProvider({ respond: byAssistantTurn([{ text: 'Hi.' }]) });
   const run = await runClaude({
     prompt: 'Hello',

@@ -1,12 +1,12 @@
 // The server's launcher on a PATH without a usable Node.js: a stand-in server in plain sh that a
 // real MCP client connects to, whose one tool says what to install (the real Claude Code case is
 // test/e2e/no-node-in-claude-code.test.ts).
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, SERVER_BUNDLE } from '../helpers/mcp-server.ts';
+import { pathWithoutNode } from '../helpers/no-node-path.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -19,18 +19,6 @@ afterEach(async () => {
   client = undefined;
   world.cleanup();
 });
-
-/** A PATH holding only sh, and `node` when given (a script). */
-function pathWith(node?: string): string {
-  const path = join(world.root, 'bin');
-  mkdirSync(path);
-  symlinkSync('/bin/sh', join(path, 'sh'));
-  if (node) {
-    writeFileSync(join(path, 'node'), node);
-    chmodSync(join(path, 'node'), 0o755);
-  }
-  return path;
-}
 
 async function connect(path: string) {
   const transport = new StdioClientTransport({
@@ -46,23 +34,10 @@ async function connect(path: string) {
 
 describe('without a usable Node.js the server still connects, and says what to install', () => {
   it.for([
-    ['no node on PATH', () => pathWith(), '(no node found)'],
-    [
-      'a Node.js older than 20',
-      () => {
-        // The real node reporting itself as 18: no Node 18 is installed here.
-        const old = join(world.root, 'old-node.cjs');
-        writeFileSync(
-          old,
-          `Object.defineProperty(process.versions, 'node', { value: '18.19.0' });\n` +
-            `Object.defineProperty(process, 'version', { value: 'v18.19.0' });\n`,
-        );
-        return pathWith(`#!/bin/sh\nexec ${process.execPath} --require ${old} "$@"\n`);
-      },
-      '(found v18.19.0)',
-    ],
-  ] as const)('%s', async ([, makePath, found]) => {
-    const connected = await connect(makePath());
+    ['no node on PATH', undefined, '(no node found)'],
+    ['a Node.js older than 20', '18.19.0', '(found v18.19.0)'],
+  ] as const)('%s', async ([, version, found]) => {
+    const connected = await connect(pathWithoutNode(world.root, version));
     const said = `delegate needs Node.js 20 or newer on PATH ${found}: install it from https://nodejs.org`;
     expect(connected.getInstructions()).toContain(said);
     const { tools } = await connected.listTools();
