@@ -3,13 +3,14 @@
 // on PATH: the real old Node is not installed here). Then on the real Node, to show the launcher
 // passes input, output and exit codes through.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { preToolUse } from '../helpers/hook.ts';
 import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { pathWithoutNode } from '../helpers/no-node-path.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
 
@@ -46,25 +47,8 @@ const cliCommand = (): Declared => ({
 });
 
 /** A PATH folder holding `sh` and, for "v18", a `node` that runs the real one reporting 18.19.1. */
-function pathWith(node: 'none' | 'v18'): string {
-  const dir = join(world.root, `path-${node}`);
-  mkdirSync(dir);
-  symlinkSync('/bin/sh', join(dir, 'sh'));
-  if (node === 'v18') {
-    const preload = join(dir, 'as-node-18.cjs');
-    writeFileSync(
-      preload,
-      "Object.defineProperty(process, 'version', { value: 'v18.19.1' });\n" +
-        "Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '18.19.1' } });\n",
-    );
-    writeFileSync(
-      join(dir, 'node'),
-      `#!/bin/sh\nexec '${process.execPath}' --require '${preload}' "$@"\n`,
-    );
-    chmodSync(join(dir, 'node'), 0o755);
-  }
-  return dir;
-}
+const pathWith = (node: 'none' | 'v18'): string =>
+  pathWithoutNode(world.root, node === 'v18' ? '18.19.1' : undefined);
 
 function run(entry: Declared, path: string, stdin: string) {
   return spawnSync(entry.command, entry.args, {
@@ -84,7 +68,8 @@ describe('without Node.js 20 on PATH', () => {
     // [entry, how Claude Code reads it, exit code, stdout, stderr]
     ['PreToolUse hook: lets the call through', 'PreToolUse', 0, 'none', 'line'],
     ['SessionStart hook: tells the session', 'SessionStart', 0, 'line+', 'none'],
-    ['MCP server', 'server', 1, 'none', 'line'],
+    // The MCP server runs a stand-in that says what to install (needs-node-server.test.ts).
+    ['MCP server', 'server', 0, 'setup', 'none'],
     ['CLI', 'cli', 1, 'none', 'line'],
   ] as const;
   for (const node of ['none', 'v18'] as const) {
@@ -99,10 +84,19 @@ describe('without Node.js 20 on PATH', () => {
       const stdin =
         which === 'PreToolUse'
           ? preToolUse('Read', { file_path: big() }, world.project)
-          : JSON.stringify({ hook_event_name: 'SessionStart', source: 'startup' });
+          : which === 'server'
+            ? `${JSON.stringify({ method: 'tools/list', params: {}, jsonrpc: '2.0', id: 1 })}\n`
+            : JSON.stringify({ hook_event_name: 'SessionStart', source: 'startup' });
       const result = run(entry, pathWith(node), stdin);
       const expected = { none: '', line: `${LINE(found)}\n` };
       expect(result.status).toBe(exitCode);
+      if (stdout === 'setup') {
+        const { result: listed } = JSON.parse(result.stdout);
+        expect(listed.tools.map((tool: { name: string }) => tool.name)).toEqual(['setup']);
+        expect(listed.tools[0].description).toContain(`on PATH (${found}): install it from`);
+        expect(result.stderr).toBe('');
+        return;
+      }
       expect(result.stdout).toBe(
         stdout === 'line+'
           ? `${LINE(found)} Until then its tools and hooks are off.\n`
