@@ -125,7 +125,16 @@ describe('delegate tasks, result, cancel, cleanup', () => {
     expect(git(world.project, 'show', `delegate/${id}:src/add.js`)).toBe(FIXED_ADD.trim());
 
     // Without --wait: the id and the next steps at once, as delegate commands.
-    const quick = await cli(world, 'start', 'Look around', '--isolation', 'none');
+    // An absolute --workdir is taken as given.
+    const quick = await cli(
+      world,
+      'start',
+      'Look around',
+      '--isolation',
+      'none',
+      '--workdir',
+      world.project,
+    );
     expect(quick.code, quick.stderr).toBe(0);
     const second = taskIdOf(quick.stdout);
     expect(quick.stdout).toContain('poll: delegate tasks');
@@ -134,15 +143,17 @@ describe('delegate tasks, result, cancel, cleanup', () => {
     // Bad input: the flag named, exit 2, nothing started.
     const before = JSON.parse((await cli(world, 'tasks', '--json')).stdout).length;
     for (const [args, says] of [
-      [['start'], 'say what the task is'],
-      [['start', 'x', '--attempts', 'many'], '--attempts'],
-      [['start', 'x', '--attempts', '9'], 'attempts'],
-      [['start', 'x', '--isolation', 'sideways'], 'isolation'],
+      [['start'], 'delegate: say what the task is'],
+      [['start', 'x', '--attempts', 'many'], 'delegate: --attempts: '],
+      [['start', 'x', '--attempts', '9'], 'delegate: --attempts: '],
+      [['start', 'x', '--budget=-1'], 'delegate: --budget: '],
+      [['start', 'x', '--isolation', 'sideways'], 'delegate: --isolation: '],
       [['start', 'x', '--bogus'], 'unknown option --bogus'],
     ] as const) {
       const refused = await cli(world, ...args);
       expect(refused.code, args.join(' ')).toBe(2);
-      expect(refused.stderr, args.join(' ')).toContain(says);
+      // The first line names the flag; the usage line follows.
+      expect(refused.stderr.split('\n')[0], args.join(' ')).toContain(says);
     }
     expect(JSON.parse((await cli(world, 'tasks', '--json')).stdout)).toHaveLength(before);
   });

@@ -29,12 +29,10 @@ import { costOf, priceFor, type Price } from './pricing.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS } from '../wire/http-stream.ts';
 
-/** How long the last profile of a chain waits for a free slot before giving up. */
-/** "waiting for a pool slot on <pool> (2 of 2 busy: t_x, t_y) for 4 s". */
-function poolWait(poolKey: string, size: number, holders: PoolHolder[], waitedMs: number): string {
+/** A full pool as the user reads it: "2 of 2 busy: w t_x, w t_y" (who holds it, when known). */
+function busySlots(size: number, holders: readonly PoolHolder[]): string {
   const names = holders.map((holder) => holder.label ?? `pid ${holder.pid}`);
-  const busy = `${size} of ${size} busy${names.length ? `: ${names.join(', ')}` : ''}`;
-  return `waiting for a pool slot on ${poolKey} (${busy}) for ${Math.round(waitedMs / 1000)} s`;
+  return `${size} of ${size} busy${names.length ? `: ${names.join(', ')}` : ''}`;
 }
 const FREE: Price = { inputPerMTok: 0, outputPerMTok: 0 };
 
@@ -112,23 +110,24 @@ export async function callModel(call: ModelCall, context: AppContext): Promise<M
         : DEFAULT_IDLE_TIMEOUT_MS
       : 0;
     const waitStarted = Date.now();
-    let holders: PoolHolder[] = [];
+    // Who held the pool at the last look; undefined while this call has not waited.
+    let holders: PoolHolder[] | undefined;
     const slot = await acquireSlot(slotsDir(context.dataHome), poolKey, size, {
       waitMs,
       label: `${profile.name}${call.taskId ? ` ${call.taskId}` : ''}`,
       ...(call.signal ? { signal: call.signal } : {}),
       onFull: (now) => {
         holders = now;
-        call.onWaiting?.(poolWait(poolKey, size, now, Date.now() - waitStarted));
+        const waited = Math.round((Date.now() - waitStarted) / 1000);
+        call.onWaiting?.(
+          `waiting for a pool slot on ${poolKey} (${busySlots(size, now)}) for ${waited} s`,
+        );
       },
     });
-    if (Date.now() - waitStarted >= 1000 || holders.length > 0) call.onWaiting?.(undefined);
+    if (holders) call.onWaiting?.(undefined);
     if (!slot) {
       // Passed over at once for the next profile, or after waiting the idle limit.
-      const held = holders.map((holder) => holder.label ?? `pid ${holder.pid}`);
-      passed.push(
-        `${profile.name}: pool ${poolKey} full (${size} of ${size} busy${held.length ? `: ${held.join(', ')}` : ''})`,
-      );
+      passed.push(`${profile.name}: pool ${poolKey} full (${busySlots(size, holders ?? [])})`);
       if (isLast)
         throw new UserError(
           `No worker slot came free in ${Math.round(waitMs / 1000)} s (${passed.join('; ')}). ` +

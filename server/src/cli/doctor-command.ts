@@ -56,11 +56,12 @@ Claude Code. Exit 1 when something is wrong.`,
       checkClaudeCode(context),
       checkStatusLine(context),
     ];
-    for (const check of distinctFindings(checks)) {
+    const findings = distinctFindings(checks);
+    for (const check of findings) {
       const detail = check.detail ? `\n${indent(check.detail)}` : '';
       context.stdout.write(inCliWords(`${check.level.padEnd(4)} ${check.what}${detail}\n`));
     }
-    const failed = distinctFindings(checks).filter((check) => check.level === 'FAIL').length;
+    const failed = findings.filter((check) => check.level === 'FAIL').length;
     context.stdout.write(
       failed ? `\n${plural(failed, 'check')} failed.\n` : '\nAll checks passed.\n',
     );

@@ -1,9 +1,9 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { inCliWords } from '../util/wording.ts';
+import { CLI_WORDING, inCliWords } from '../util/wording.ts';
 import { parseCli, usageError } from './cli-args.ts';
 import type { CliCommand, CliContext } from './cli-command.ts';
-import { WAIT_EXIT } from './wait-command.ts';
+import { hasFailed, WAIT_EXIT } from './wait-command.ts';
 
 const USAGE =
   'start "<task>" [--profile <name>] [--test "<command>"] [--attempts <n>] [--runner <name>] [--wait]';
@@ -44,62 +44,27 @@ Options:
     const parsed = parseCli(
       args,
       {
-        profile: { type: 'string' },
-        agent: { type: 'string' },
-        test: { type: 'string' },
-        done: { type: 'string' },
-        attempts: { type: 'string' },
-        escalate: { type: 'string' },
-        runner: { type: 'string' },
-        workdir: { type: 'string' },
-        isolation: { type: 'string' },
-        base: { type: 'string' },
-        budget: { type: 'string' },
-        'max-turns': { type: 'string' },
-        timeout: { type: 'string' },
+        ...Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: 'string' }])),
         wait: { type: 'boolean' },
-      },
+      } as const,
       USAGE,
       context,
     );
     if (!parsed) return 2;
-    const { values } = parsed;
+    const values = parsed.values as Record<string, string | boolean | undefined>;
     const task = parsed.positionals.join(' ').trim();
     if (!task) return usageError(context, 'say what the task is, in quotes.', USAGE);
-    const number = (flag: string, text: string | undefined) =>
-      text === undefined ? undefined : Number.isFinite(Number(text)) ? Number(text) : flag;
-    const numbers = {
-      attempts: number('--attempts', values.attempts),
-      budget_usd: number('--budget', values.budget),
-      max_turns: number('--max-turns', values['max-turns']),
-      timeout_s: number('--timeout', values.timeout),
-    };
+    const input: Record<string, unknown> = { task };
+    for (const [flag, argument] of Object.entries(FLAGS)) {
+      const given = values[flag];
+      if (typeof given === 'string') input[argument] = asArgument(argument, given);
+    }
     const { TASK_START_INPUT, runTaskStart } = await import('../tools/task-start.ts');
-    const checked = z
-      .object(TASK_START_INPUT)
-      .strict()
-      .safeParse(
-        Object.fromEntries(
-          Object.entries({
-            task,
-            profile: values.profile,
-            agent: values.agent,
-            test_command: values.test,
-            definition_of_done: values.done,
-            escalate: values.escalate?.split(',').map((name) => name.trim()),
-            runner: values.runner,
-            // Relative to where the command runs, as a terminal user means it.
-            workdir: values.workdir === undefined ? undefined : join(process.cwd(), values.workdir),
-            isolation: values.isolation,
-            base_branch: values.base,
-            ...numbers,
-          }).filter(([, value]) => value !== undefined),
-        ),
-      );
+    const checked = z.object(TASK_START_INPUT).strict().safeParse(input);
     if (!checked.success) {
       const issue = checked.error.issues[0]!;
-      const flag = FLAG_OF[String(issue.path[0])] ?? String(issue.path[0]);
-      return usageError(context, `${flag}: ${issue.message}`, USAGE);
+      const flag = Object.entries(FLAGS).find(([, argument]) => argument === issue.path[0])?.[0];
+      return usageError(context, `${flag ? `--${flag}` : 'task'}: ${issue.message}`, USAGE);
     }
     const services = await import('../tools/services.ts');
     const abort = new AbortController();
@@ -119,22 +84,39 @@ Options:
   },
 };
 
-/** The flag each task_start argument comes from, for errors. */
-const FLAG_OF: Record<string, string> = {
-  test_command: '--test',
-  definition_of_done: '--done',
-  budget_usd: '--budget',
-  max_turns: '--max-turns',
-  timeout_s: '--timeout',
-  base_branch: '--base',
-};
+/** Each flag and the task_start argument it sets. */
+const FLAGS = {
+  profile: 'profile',
+  agent: 'agent',
+  test: 'test_command',
+  done: 'definition_of_done',
+  attempts: 'attempts',
+  escalate: 'escalate',
+  runner: 'runner',
+  workdir: 'workdir',
+  isolation: 'isolation',
+  base: 'base_branch',
+  budget: 'budget_usd',
+  'max-turns': 'max_turns',
+  timeout: 'timeout_s',
+} as const;
+
+const NUMBERS = new Set<string>(['attempts', 'budget_usd', 'max_turns', 'timeout_s']);
+
+/** A flag's text as its task_start argument (what is not a number fails the schema's check). */
+function asArgument(argument: string, text: string): unknown {
+  if (NUMBERS.has(argument)) return Number(text);
+  if (argument === 'escalate') return text.split(',').map((name) => name.trim());
+  // Relative to where the command runs, as a terminal user means it.
+  if (argument === 'workdir') return resolve(process.cwd(), text);
+  return text;
+}
 
 /** `--wait`: the task's result once it ended (marked reviewed, as `delegate result`). */
 async function waitForResult(id: string, context: CliContext): Promise<number> {
   const { getTask } = await import('../tasks/task-queries.ts');
   const { isTerminal } = await import('../store/job-store.ts');
   const { reviewTask } = await import('../tasks/task-actions.ts');
-  const { CLI_WORDING } = await import('../util/wording.ts');
   context.stderr.write(
     `delegate: task ${id} started; waiting for it to end (Ctrl-C stops waiting, not the task)\n`,
   );
@@ -148,5 +130,5 @@ async function waitForResult(id: string, context: CliContext): Promise<number> {
     wording: CLI_WORDING,
   });
   context.stdout.write(`${review.text}\n`);
-  return job.state === 'done' && job.verdict !== 'failed' ? WAIT_EXIT.allDone : WAIT_EXIT.anyFailed;
+  return hasFailed(job) ? WAIT_EXIT.anyFailed : WAIT_EXIT.allDone;
 }

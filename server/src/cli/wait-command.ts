@@ -154,7 +154,8 @@ async function timedOut(
   }
 }
 
-function hasFailed(job: JobFile): boolean {
+/** An ended task that counts as failed for an exit code: not done, or its tests failed. */
+export function hasFailed(job: JobFile): boolean {
   return job.state !== 'done' || job.verdict === 'failed';
 }
 

@@ -550,13 +550,14 @@ function queuedJob(
   const { profile, agent, cliEngine, sandbox, allowHosts, reviewProfile, runner } = plan;
   const { id, project, ...where } = placed;
   const now = new Date().toISOString();
+  const session = sessionOf(context.env);
   return {
     id,
     project,
     state: 'queued',
     task: input.task,
     ...(input.nativeTask ? { nativeTask: true } : {}),
-    ...(sessionOf(context.env) ? { session: sessionOf(context.env) } : {}),
+    ...(session ? { session } : {}),
     createdAt: now,
     updatedAt: now,
     lastEventAt: now,
