@@ -14,9 +14,17 @@ const NODE_GLOBALS = [
 ];
 
 export default tseslint.config(
-  // .claude-plugin/types/: Claude Code writes its mod types there in an interactive --plugin-dir
+  // plugin/.claude-plugin/types/: Claude Code writes its mod types there in an interactive --plugin-dir
   // session (the e2e tests run one); they are its, git-ignored by their own .gitignore.
-  { ignores: ['dist/', 'node_modules/', '.cache/', 'coverage/', '.claude-plugin/types/'] },
+  {
+    ignores: [
+      'plugin/dist/',
+      'node_modules/',
+      '.cache/',
+      'coverage/',
+      'plugin/.claude-plugin/types/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked.map((config) => ({ ...config, files: TS_FILES })),
   {

@@ -49,7 +49,7 @@ export async function benchAttempts(root) {
       BENCH_FAKE_KEY: 'fake',
       ...GIT_IDENTITY,
     };
-    const script = join(root, 'dist', 'server.mjs');
+    const script = join(root, 'plugin', 'dist', 'server.mjs');
     if (!(await hasAttempts(script, env))) return missing();
     server = await startRawServer(script, env, project);
     const world = { server, project, dataHome, calls };

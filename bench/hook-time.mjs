@@ -28,9 +28,9 @@ export async function benchHookTime(root) {
     const env = { PATH: process.env.PATH, HOME: temp, DELEGATE_HOME: join(temp, 'data') };
     // As hooks/hooks.json runs it: through the launcher's Node version check.
     const hook = [
-      join(root, 'launch', 'run-node.sh'),
+      join(root, 'plugin', 'launch', 'run-node.sh'),
       'hook',
-      join(root, 'dist', 'pre-tool-use.cjs'),
+      join(root, 'plugin', 'dist', 'pre-tool-use.cjs'),
     ];
     const payload = (tool_name, tool_input) =>
       JSON.stringify({
@@ -53,7 +53,7 @@ export async function benchHookTime(root) {
     ];
     // The measured layer: PostToolUse through its shell fast path, which starts Node only for
     // hook inputs big enough to hold a big output.
-    const post = join(root, 'hooks', 'post-tool-use.sh');
+    const post = join(root, 'plugin', 'hooks', 'post-tool-use.sh');
     const postPayload = (command, stdout) =>
       JSON.stringify({
         session_id: 's',

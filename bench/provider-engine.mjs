@@ -24,7 +24,7 @@ async function bundle(root, temp, entry, name) {
 
 /** Runs one delegate_batch of `jobs` through a real server process; resolves with its wall time. */
 async function timeBatch(root, env, jobs) {
-  const server = await startRawServer(join(root, 'dist', 'server.mjs'), env);
+  const server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env);
   try {
     const started = performance.now();
     const text = await server.call('delegate_batch', { jobs });

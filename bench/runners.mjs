@@ -68,7 +68,7 @@ export async function benchRunners(root) {
       CLAUDE_PROJECT_DIR: project,
       ...GIT_IDENTITY,
     });
-    const script = join(root, 'dist', 'server.mjs');
+    const script = join(root, 'plugin', 'dist', 'server.mjs');
     let counter = 0;
     /** One task, to its end; its step times (ms from one model request to the next). */
     const runTask = async (command, steps, runner) => {

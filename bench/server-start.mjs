@@ -27,7 +27,7 @@ export async function benchServerStart(root) {
       logLevel: 'error',
     });
     const env = { PATH: process.env.PATH, HOME: temp, DELEGATE_HOME: join(temp, 'data') };
-    const ours = join(root, 'dist', 'server.mjs');
+    const ours = join(root, 'plugin', 'dist', 'server.mjs');
     const samples = { ours: [], minimal: [], bare: [] };
     let toolsListJson = '';
     await timeToToolsList(ours, env); // warm the page cache for both

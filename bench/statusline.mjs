@@ -57,7 +57,7 @@ function refreshRows(root, temp) {
   for (const dir of [join(dataHome, 'bin'), join(dataHome, 'status'), project, empty])
     mkdirSync(dir, { recursive: true });
   const reader = join(dataHome, 'bin', 'delegate-statusline.sh');
-  writeFileSync(reader, readFileSync(join(root, 'statusline', 'statusline.sh')));
+  writeFileSync(reader, readFileSync(join(root, 'plugin', 'statusline', 'statusline.sh')));
   const chain = join(dataHome, 'chain.sh');
   writeFileSync(chain, 'printf "Opus · 27%%\\n"\n');
   const now = Math.floor(Date.now() / 1000);
@@ -124,7 +124,7 @@ async function idleCpu(root, temp, pollMs) {
     CLAUDE_PROJECT_DIR: project,
     ...(pollMs ? { DELEGATE_WATCH_POLL_MS_FOR_TEST: String(pollMs) } : {}),
   };
-  const child = spawn(process.execPath, [join(root, 'dist', 'cli.mjs'), 'watch'], {
+  const child = spawn(process.execPath, [join(root, 'plugin', 'dist', 'cli.mjs'), 'watch'], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -65,7 +65,7 @@ export async function benchTasks(root) {
       ...gitEnv,
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
     };
-    const server = await startRawServer(join(root, 'dist', 'server.mjs'), env, project);
+    const server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
     const startDelays = [];
     const ids = [];
     for (let index = 0; index < TASKS; index += 1) {

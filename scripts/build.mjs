@@ -1,4 +1,4 @@
-// Bundles every entry point into dist/ (committed: plugin installs run no build).
+// Bundles every entry point into plugin/dist/ (committed: plugin installs run no build).
 import { build } from 'esbuild';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -40,7 +40,7 @@ const classifierAsSibling = {
 
 const shared = {
   absWorkingDir: root,
-  outdir: 'dist',
+  outdir: 'plugin/dist',
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -76,7 +76,7 @@ const englishOnlyZodLocales = {
  */
 function copySandboxHelpers() {
   const from = join(root, 'node_modules', '@anthropic-ai', 'sandbox-runtime');
-  const to = join(root, 'dist', 'vendor');
+  const to = join(root, 'plugin', 'dist', 'vendor');
   for (const part of ['seccomp/x64/apply-seccomp', 'seccomp/arm64/apply-seccomp']) {
     cpSync(join(from, 'vendor', part), join(to, part));
   }
@@ -87,7 +87,7 @@ function copySandboxHelpers() {
   cpSync(join(from, 'LICENSE'), join(to, 'LICENSE'));
 }
 
-rmSync(join(root, 'dist'), { recursive: true, force: true });
+rmSync(join(root, 'plugin', 'dist'), { recursive: true, force: true });
 await Promise.all([
   build({
     ...shared,

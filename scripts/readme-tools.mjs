@@ -22,8 +22,8 @@ export const TOOLS_PAGE = join(ROOT, 'docs', 'tools.md');
 export const CLI_PAGE = join(ROOT, 'docs', 'cli.md');
 export const CONFIG_PAGE = join(ROOT, 'docs', 'configuration.md');
 const CONFIG_SCHEMA = join(ROOT, 'server', 'src', 'config', 'schema.ts');
-const SERVER = join(ROOT, 'dist', 'server.mjs');
-const CLI = join(ROOT, 'dist', 'cli.mjs');
+const SERVER = join(ROOT, 'plugin', 'dist', 'server.mjs');
+const CLI = join(ROOT, 'plugin', 'dist', 'cli.mjs');
 export const START_MARKER =
   '<!-- tools:start — generated from the tool registry by `npm run readme`; do not edit -->';
 export const END_MARKER = '<!-- tools:end -->';

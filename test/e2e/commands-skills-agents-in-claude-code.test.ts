@@ -11,7 +11,7 @@ import {
   type RecordedRequest,
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { settleWorkers } from '../helpers/processes.ts';
 import { toolName } from '../helpers/supervisor.ts';
 import { createTempEnv, writeJobFixture, type TempEnv } from '../helpers/temp-env.ts';
@@ -49,7 +49,7 @@ function run(prompt: string, allowedTools: string[] = []): Promise<ClaudeRun> {
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor!.url,
-    pluginDir: REPO_ROOT,
+    pluginDir: PLUGIN_ROOT,
     allowedTools,
     env: {
       DELEGATE_HOME: world.dataHome,
@@ -160,7 +160,7 @@ describe('commands, skills and the supervisor subagent in the real Claude Code',
   });
 
   it('/delegate:statusline runs the bundled CLI by its absolute path, pre-approved', async () => {
-    const cli = join(REPO_ROOT, 'bin', 'delegate');
+    const cli = join(PLUGIN_ROOT, 'bin', 'delegate');
     supervisor = await startFakeProvider({
       respond: byAssistantTurn([
         {

@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runClaude, runClaudeCommand, type ClaudeRun } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT, REPO_ROOT } from '../helpers/mcp-server.ts';
 import { gitMarketplace, toolName, toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -99,18 +99,30 @@ function findToolUseId(messages: Array<{ role: string; content: unknown }>): str
   return undefined;
 }
 
+/** Bytes of every file below `dir` (links counted as links, not followed). */
+function folderBytes(dir: string): number {
+  let bytes = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    bytes += entry.isDirectory() ? folderBytes(path) : lstatSync(path).size;
+  }
+  return bytes;
+}
+
 describe('the plugin inside the real Claude Code', () => {
-  it('passes `claude plugin validate --strict`', async () => {
-    const validation = await runClaudeCommand(['plugin', 'validate', REPO_ROOT, '--strict'], {
-      home: world.home,
-      cwd: REPO_ROOT,
-    });
-    expect(validation.exitCode, validation.stdout + validation.stderr).toBe(0);
-    expect(validation.stdout).toMatch(/Validation passed/);
+  it('passes `claude plugin validate --strict`: the marketplace and the plugin', async () => {
+    for (const folder of [REPO_ROOT, PLUGIN_ROOT]) {
+      const validation = await runClaudeCommand(['plugin', 'validate', folder, '--strict'], {
+        home: world.home,
+        cwd: REPO_ROOT,
+      });
+      expect(validation.exitCode, validation.stdout + validation.stderr).toBe(0);
+      expect(validation.stdout).toMatch(/Validation passed/);
+    }
   });
 
   it('loaded with --plugin-dir, delegates a 300 KB log: the worker reads it, the supervisor gets < 3 KB', async () => {
-    const run = await runSupervisor(REPO_ROOT);
+    const run = await runSupervisor(PLUGIN_ROOT);
     expectDelegatedBigFile(run);
     console.info(`e2e --plugin-dir run: ${run.wallMs.toFixed(0)} ms wall`);
   });
@@ -137,5 +149,38 @@ describe('the plugin inside the real Claude Code', () => {
     expect(existsSync(join(plugin.path, 'dist', 'server.mjs'))).toBe(true);
     expect(existsSync(join(plugin.path, 'node_modules'))).toBe(false);
     console.info(`e2e installed run: ${run.wallMs.toFixed(0)} ms wall`);
+  });
+
+  it('installed from this checkout as the README says, after the tests ran here: only the plugin is copied, under 50 MB', async () => {
+    // The checkout holds what running the tests leaves: the dev dependencies and the pinned
+    // Claude Code CLI (this test runs it), hundreds of MB that must not reach the plugin cache.
+    expect(existsSync(join(REPO_ROOT, 'node_modules'))).toBe(true);
+    expect(existsSync(join(REPO_ROOT, '.cache'))).toBe(true);
+    const options = {
+      home: world.home,
+      cwd: world.project,
+      env: { DELEGATE_HOME: world.dataHome },
+    };
+    const added = await runClaudeCommand(['plugin', 'marketplace', 'add', REPO_ROOT], options);
+    expect(added.exitCode, added.stdout + added.stderr).toBe(0);
+    const installed = await runClaudeCommand(['plugin', 'install', 'delegate@delegate'], options);
+    expect(installed.exitCode, installed.stdout + installed.stderr).toBe(0);
+    const run = await runSupervisor();
+    expectDelegatedBigFile(run);
+    // What Claude Code stored for the install: the copy in its plugin cache (one version).
+    const store = join(world.home, '.claude', 'plugins');
+    const versions = readdirSync(join(store, 'cache', 'delegate', 'delegate'));
+    expect(versions).toHaveLength(1);
+    const copied = readdirSync(join(store, 'cache', 'delegate', 'delegate', versions[0]!)).sort();
+    expect(copied).toContain('dist');
+    for (const devOnly of ['node_modules', '.cache', 'server', 'test', 'bench', 'package.json']) {
+      expect(copied).not.toContain(devOnly);
+    }
+    const bytes = folderBytes(store);
+    expect(bytes).toBeLessThan(50 * 1024 * 1024);
+    console.info(
+      `plugin store after installing from the checkout: ${(bytes / 1024 / 1024).toFixed(1)} MB; ` +
+        `the copy holds ${copied.join(' ')}`,
+    );
   });
 });

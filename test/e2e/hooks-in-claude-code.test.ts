@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runClaude } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, makeLog, writeJobFixture, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -42,7 +42,7 @@ describe('hooks inside the real Claude Code', () => {
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       allowedTools: ['Bash', 'Read'],
       env: { DELEGATE_HOME: world.dataHome },
     });
@@ -83,7 +83,7 @@ describe('hooks inside the real Claude Code', () => {
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       allowedTools: ['Read'],
       env: { DELEGATE_HOME: world.dataHome, DELEGATE_HOOK_HANG_MS_FOR_TEST: '15000' },
       timeoutMs: 60_000,
@@ -120,7 +120,7 @@ describe('hooks inside the real Claude Code', () => {
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       env: { DELEGATE_HOME: world.dataHome },
     });
     expect(run.exitCode, run.stderr).toBe(0);

@@ -6,7 +6,7 @@ import { runClaude, runClaudeCommand } from '../helpers/claude-cli.ts';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { startInteractiveClaude, type InteractiveClaude } from '../helpers/claude-interactive.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT, REPO_ROOT } from '../helpers/mcp-server.ts';
 import { killQuietly } from '../helpers/processes.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
@@ -75,7 +75,7 @@ function sessionOfProcess(pid: number): string | undefined {
 describe('the monitor inside the real Claude Code', () => {
   it('declares its monitor in a way `claude plugin validate` accepts', async () => {
     const validation = await runClaudeCommand(
-      ['plugin', 'validate', `${REPO_ROOT}/.claude-plugin/plugin.json`, '--json'],
+      ['plugin', 'validate', `${PLUGIN_ROOT}/.claude-plugin/plugin.json`, '--json'],
       { home: world.home, cwd: REPO_ROOT },
     );
     expect(validation.exitCode, validation.stdout + validation.stderr).toBe(0);
@@ -107,7 +107,7 @@ describe('the monitor inside the real Claude Code', () => {
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       allowedTools: ['Bash'],
       env: { DELEGATE_HOME: world.dataHome },
     }).finally(() => clearTimeout(ending));
@@ -139,7 +139,7 @@ describe('the monitor inside the real Claude Code', () => {
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       env: { DELEGATE_HOME: world.dataHome },
     });
     // The monitor arms at session start (`always`); the project has a task, so it runs the watcher.

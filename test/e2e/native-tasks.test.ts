@@ -19,7 +19,7 @@ import {
   type RecordedRequest,
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
 import { toolName } from '../helpers/supervisor.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
@@ -101,7 +101,7 @@ async function startSession(
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor.url,
-    pluginDir: REPO_ROOT,
+    pluginDir: PLUGIN_ROOT,
     args: ['--allowedTools', toolName(first.name)],
     env: {
       DELEGATE_HOME: world.dataHome,
@@ -430,7 +430,7 @@ describe('where Claude Code declines native tasks: the plain task_start', () => 
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       allowedTools: [toolName('task_start')],
       env: {
         DELEGATE_HOME: world.dataHome,

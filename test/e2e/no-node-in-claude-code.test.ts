@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runClaude } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { pathWithoutNode } from '../helpers/no-node-path.ts';
 import { toolName, toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
@@ -36,7 +36,7 @@ it('without node on PATH: a whole Read of a big file goes through, and the sessi
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor.url,
-    pluginDir: REPO_ROOT,
+    pluginDir: PLUGIN_ROOT,
     allowedTools: ['Read'],
     env: { DELEGATE_HOME: world.dataHome, PATH: path },
   });
@@ -64,7 +64,7 @@ it('without node on PATH: a whole Read of a big file goes through, and the sessi
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor.url,
-    pluginDir: REPO_ROOT,
+    pluginDir: PLUGIN_ROOT,
     env: { DELEGATE_HOME: world.dataHome },
   });
   expect(again.exitCode, again.stderr).toBe(0);
@@ -81,7 +81,7 @@ it('with a Node.js older than 20: the stand-in server names the version found', 
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor.url,
-    pluginDir: REPO_ROOT,
+    pluginDir: PLUGIN_ROOT,
     env: { DELEGATE_HOME: world.dataHome, PATH: path },
   });
   expect(run.exitCode, run.stderr).toBe(0);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runClaude } from '../helpers/claude-cli.ts';
 import { byAssistantTurn, startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT, REPO_ROOT } from '../helpers/mcp-server.ts';
 import { toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -126,7 +126,7 @@ describe('the output guard inside the real Claude Code', () => {
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       allowedTools: ['Bash', 'Read', 'Grep', 'mcp__bigdata__dump'],
       extraArgs: ['--mcp-config', mcpConfig],
       env: { DELEGATE_HOME: world.dataHome },

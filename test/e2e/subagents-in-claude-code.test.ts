@@ -15,7 +15,7 @@ import {
   type FakeProvider,
   type RecordedRequest,
 } from '../helpers/fake-provider.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { toolResults } from '../helpers/supervisor.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -70,7 +70,7 @@ function runSupervisor(): Promise<ClaudeRun> {
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor.url,
-    pluginDir: REPO_ROOT,
+    pluginDir: PLUGIN_ROOT,
     allowedTools: ['Agent'],
     env: {
       DELEGATE_HOME: world.dataHome,

@@ -8,7 +8,7 @@ import {
   type RecordedRequest,
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { toolName } from '../helpers/supervisor.ts';
 import { settleWorkers } from '../helpers/processes.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
@@ -107,7 +107,7 @@ describe('tasks inside the real Claude Code', () => {
       cwd: world.project,
       home: world.home,
       baseUrl: supervisor.url,
-      pluginDir: REPO_ROOT,
+      pluginDir: PLUGIN_ROOT,
       allowedTools: ['task_start', 'task_status', 'task_answer', 'task_result'].map(toolName),
       env: { DELEGATE_HOME: world.dataHome },
       timeoutMs: 90_000,
@@ -151,7 +151,7 @@ describe('tasks inside the real Claude Code', () => {
         cwd: world.project,
         home: world.home,
         baseUrl: supervisor.url,
-        pluginDir: REPO_ROOT,
+        pluginDir: PLUGIN_ROOT,
         allowedTools: ['task_start', 'task_status', 'task_result'].map(toolName),
         env: { DELEGATE_HOME: world.dataHome },
         timeoutMs: 90_000,

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../server/src/profiles/app-context.ts';
-import { REPO_ROOT } from './mcp-server.ts';
+import { PLUGIN_ROOT } from './mcp-server.ts';
 import type { TempEnv } from './temp-env.ts';
 
 /** An app context for in-process tests (this checkout is the plugin root): the temp world's data home and project, no discovery. */
@@ -9,7 +9,7 @@ export function appContext(world: TempEnv, env: Record<string, string> = {}): Ap
     projectDir: world.project,
     dataHome: world.dataHome,
     now: () => new Date(),
-    pluginRoot: REPO_ROOT,
+    pluginRoot: PLUGIN_ROOT,
     discover: () => Promise.resolve(undefined),
   };
 }

@@ -3,9 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from './mcp-server.ts';
+import { PLUGIN_ROOT } from './mcp-server.ts';
 
-export const CLI_BUNDLE = join(REPO_ROOT, 'dist', 'cli.mjs');
+export const CLI_BUNDLE = join(PLUGIN_ROOT, 'dist', 'cli.mjs');
 
 export interface CliProcess {
   child: ChildProcess;

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { REPO_ROOT } from './mcp-server.ts';
+import { PLUGIN_ROOT } from './mcp-server.ts';
 import { scaledMs } from './timing.ts';
 
 export interface HookRun {
@@ -21,8 +21,8 @@ export function runHook(
   env: Record<string, string>,
 ): HookRun {
   const [command, args] = bundle.endsWith('.sh')
-    ? ['sh', [join(REPO_ROOT, 'hooks', bundle)]]
-    : [process.execPath, [join(REPO_ROOT, 'dist', `${bundle}.cjs`)]];
+    ? ['sh', [join(PLUGIN_ROOT, 'hooks', bundle)]]
+    : [process.execPath, [join(PLUGIN_ROOT, 'dist', `${bundle}.cjs`)]];
   const result = spawnSync(command, args, {
     input: stdin,
     env,

@@ -4,7 +4,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { join } from 'node:path';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
-export const SERVER_BUNDLE = join(REPO_ROOT, 'dist', 'server.mjs');
+/** The plugin itself (what `claude plugin install` copies): a folder of the repository. */
+export const PLUGIN_ROOT = join(REPO_ROOT, 'plugin');
+export const SERVER_BUNDLE = join(PLUGIN_ROOT, 'dist', 'server.mjs');
 
 export interface ServerHandle {
   client: Client;

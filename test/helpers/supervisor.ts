@@ -47,8 +47,8 @@ function copyCheckout(target: string): string {
 
 /**
  * A marketplace that installs the plugin the way a GitHub install does: from a committed git
- * repository (a copy of this checkout), cloned into Claude Code's plugin cache and run from
- * there. A plain directory marketplace would run the plugin from its source folder instead.
+ * repository (a copy of this checkout) whose `plugin/` folder is the plugin, cloned and copied
+ * into Claude Code's plugin cache and run from there.
  * Returns the marketplace folder; the plugin installs as `delegate@delegate-test`.
  */
 export function gitMarketplace(root: string): string {
@@ -75,7 +75,12 @@ export function gitMarketplace(root: string): string {
     JSON.stringify({
       name: 'delegate-test',
       owner: { name: 'tests' },
-      plugins: [{ name: 'delegate', source: { source: 'url', url: `file://${checkout}` } }],
+      plugins: [
+        {
+          name: 'delegate',
+          source: { source: 'git-subdir', url: `file://${checkout}`, path: 'plugin' },
+        },
+      ],
     }),
   );
   return marketplace;

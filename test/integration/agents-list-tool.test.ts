@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { taskTest as it } from '../helpers/task-world.ts';
 
 it.override('repository', null);
@@ -26,7 +26,7 @@ describe('agents_list', () => {
     expect(header).toBe(
       `Agents for ${world.project} (first found wins: .claude/agents/<name>.md → ` +
         '.claude/skills/<name>/SKILL.md → ~/.claude/agents/<name>.md → plugin workers/<name>.md; ' +
-        `plugin: ${REPO_ROOT}).`,
+        `plugin: ${PLUGIN_ROOT}).`,
     );
     expect(lines).toContain(
       'migrations — Writes database migrations [project-agent: .claude/agents/migrations.md] ' +

@@ -2,11 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const LAUNCHER = join(REPO_ROOT, 'bin', 'delegate');
+const LAUNCHER = join(PLUGIN_ROOT, 'bin', 'delegate');
 const KEY = 'sk-cli-canary-9b8c7d6e5f4a3b2c1d0e';
 
 let world: TempEnv;

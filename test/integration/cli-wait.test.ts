@@ -152,7 +152,7 @@ describe('delegate tasks', () => {
       createdAt: '2026-01-03T00:00:00Z',
     });
     await task(world, { id: 't_else01', state: 'running' }, other);
-    const result = spawnSync(process.execPath, [join('dist', 'cli.mjs'), 'tasks'], {
+    const result = spawnSync(process.execPath, [join('plugin', 'dist', 'cli.mjs'), 'tasks'], {
       cwd: join(import.meta.dirname, '..', '..'),
       env: world.env,
       encoding: 'utf8',

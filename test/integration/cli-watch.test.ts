@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { announcedPath } from '../../server/src/store/status-key.ts';
 import type { CliProcess } from '../helpers/cli-process.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
 import { taskTest as it, type CliLauncher } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
@@ -237,7 +237,7 @@ describe('the monitor command (monitors/watch-tasks.sh)', () => {
   }) => {
     const gate = cli.start([], {
       env: { ...world.env, DELEGATE_MONITOR_IDLE_S_FOR_TEST: '0.2' },
-      command: ['sh', join(REPO_ROOT, 'monitors', 'watch-tasks.sh')],
+      command: ['sh', join(PLUGIN_ROOT, 'monitors', 'watch-tasks.sh')],
     });
     const commandOf = () => readlinkSync(`/proc/${gate.child.pid}/exe`);
     await settle(1_000);

@@ -15,10 +15,10 @@ import {
   type FakeGitHub,
   type PollReply,
 } from '../helpers/fake-github.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
-const LAUNCHER = join(REPO_ROOT, 'bin', 'delegate');
+const LAUNCHER = join(PLUGIN_ROOT, 'bin', 'delegate');
 const API = 'https://api.githubcopilot.com';
 const COPILOT_TOKEN = 'cop-canary-token-1a2b3c4d5e';
 

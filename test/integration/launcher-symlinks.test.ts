@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_BUNDLE, startCli } from '../helpers/cli-process.ts';
 import { postToolUse } from '../helpers/hook.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs, settle } from '../helpers/timing.ts';
@@ -37,9 +37,9 @@ const run = (command: string, args: string[], input?: string, env = world.env) =
 
 describe('launchers reached through symlinks', () => {
   it('bin/delegate: a symlink, a relative chain of two, a symlinked folder and PATH', () => {
-    const { direct, chained } = linksTo(join(REPO_ROOT, 'bin', 'delegate'), 'delegate');
+    const { direct, chained } = linksTo(join(PLUGIN_ROOT, 'bin', 'delegate'), 'delegate');
     const folder = join(world.root, 'bin-link');
-    symlinkSync(join(REPO_ROOT, 'bin'), folder);
+    symlinkSync(join(PLUGIN_ROOT, 'bin'), folder);
     for (const launcher of [direct, chained, join(folder, 'delegate')]) {
       const version = run(launcher, ['--version']);
       expect(version.stderr, launcher).toBe('');
@@ -52,7 +52,7 @@ describe('launchers reached through symlinks', () => {
   });
 
   it('hooks/post-tool-use.sh: a chained link still reaches the output guard', () => {
-    const { chained } = linksTo(join(REPO_ROOT, 'hooks', 'post-tool-use.sh'), 'post.sh');
+    const { chained } = linksTo(join(PLUGIN_ROOT, 'hooks', 'post-tool-use.sh'), 'post.sh');
     const output = { stdout: makeLog(100 * 1024), stderr: '', interrupted: false, isImage: false };
     const input = postToolUse('Bash', { command: 'npm test' }, output, world.project);
     const hook = run('sh', [chained], input);
@@ -62,7 +62,7 @@ describe('launchers reached through symlinks', () => {
 
   it('monitors/watch-tasks.sh: a chained link becomes delegate watch', async () => {
     await writeTask(world.dataHome, world.project, { id: 't_link01', state: 'running' });
-    const { chained } = linksTo(join(REPO_ROOT, 'monitors', 'watch-tasks.sh'), 'watch.sh');
+    const { chained } = linksTo(join(PLUGIN_ROOT, 'monitors', 'watch-tasks.sh'), 'watch.sh');
     const env = { ...world.env, DELEGATE_MONITOR_IDLE_S_FOR_TEST: '0.1' };
     const watcher = startCli([], { env, cwd: elsewhere, command: ['sh', chained] });
     try {

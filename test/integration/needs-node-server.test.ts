@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, SERVER_BUNDLE } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT, SERVER_BUNDLE } from '../helpers/mcp-server.ts';
 import { pathWithoutNode } from '../helpers/no-node-path.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -23,7 +23,7 @@ afterEach(async () => {
 async function connect(path: string) {
   const transport = new StdioClientTransport({
     command: '/bin/sh',
-    args: [join(REPO_ROOT, 'launch', 'run-node.sh'), 'server', SERVER_BUNDLE],
+    args: [join(PLUGIN_ROOT, 'launch', 'run-node.sh'), 'server', SERVER_BUNDLE],
     env: { ...world.env, PATH: path },
     stderr: 'pipe',
   });

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { preToolUse } from '../helpers/hook.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { pathWithoutNode } from '../helpers/no-node-path.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
@@ -27,22 +27,22 @@ interface Declared {
 
 /** `${CLAUDE_PLUGIN_ROOT}` substituted, as Claude Code does for exec-form commands. */
 function substituted(entry: Declared): Declared {
-  const root = (text: string) => text.replaceAll('${CLAUDE_PLUGIN_ROOT}', REPO_ROOT);
+  const root = (text: string) => text.replaceAll('${CLAUDE_PLUGIN_ROOT}', PLUGIN_ROOT);
   return { command: entry.command, args: entry.args.map(root) };
 }
 
 function declaredHook(event: 'PreToolUse' | 'SessionStart'): Declared {
-  const hooks = JSON.parse(readFileSync(join(REPO_ROOT, 'hooks', 'hooks.json'), 'utf8'));
+  const hooks = JSON.parse(readFileSync(join(PLUGIN_ROOT, 'hooks', 'hooks.json'), 'utf8'));
   return substituted(hooks.hooks[event][0].hooks[0] as Declared);
 }
 
 function declaredServer(): Declared {
-  const mcp = JSON.parse(readFileSync(join(REPO_ROOT, '.mcp.json'), 'utf8'));
+  const mcp = JSON.parse(readFileSync(join(PLUGIN_ROOT, '.mcp.json'), 'utf8'));
   return substituted(mcp.mcpServers.workers as Declared);
 }
 
 const cliCommand = (): Declared => ({
-  command: join(REPO_ROOT, 'bin', 'delegate'),
+  command: join(PLUGIN_ROOT, 'bin', 'delegate'),
   args: ['--version'],
 });
 

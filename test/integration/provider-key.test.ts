@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { startElicitingServer, type ElicitingServer } from '../helpers/eliciting-client.ts';
-import { REPO_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT, type ServerHandle, startServer } from '../helpers/mcp-server.ts';
 import { createTempEnv, projectApprovals, type TempEnv } from '../helpers/temp-env.ts';
 
 const KEY = 'sk-canary-4f1d9a7e2b6c8d0e1f2a3b4c';
@@ -92,7 +92,7 @@ describe('provider_key through MCP elicitation', () => {
     const { text, isError } = await server.callText('provider_key', { profile: 'fast' });
     expect(isError).toBe(true);
     expect(text).toContain('This client cannot ask the user for input (no MCP elicitation)');
-    expect(text).toContain(`\`${join(REPO_ROOT, 'bin', 'delegate')} provider-key fast\``);
+    expect(text).toContain(`\`${join(PLUGIN_ROOT, 'bin', 'delegate')} provider-key fast\``);
     expect(text).toContain('"api_key_env": "FAST_API_KEY"');
     expect(existsSync(credentialsFile())).toBe(false);
   });

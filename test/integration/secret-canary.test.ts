@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { FakeReply, RecordedRequest } from '../helpers/fake-provider.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { echoForms, holdsSecret } from '../helpers/secret-forms.ts';
 import { taskTest as it } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
@@ -21,7 +21,7 @@ import { scaledMs } from '../helpers/timing.ts';
 const STORED_KEY = 'sk-stored-canary-5e4d3c2b1a09f8e7d6c5';
 /** With `/` and `+`, which JSON may escape as `\/` and URLs encode. */
 const ENV_KEY = 'sk-env-canary/0a1b2c+3d4e5f6a7b8c9d';
-const LAUNCHER = join(REPO_ROOT, 'bin', 'delegate');
+const LAUNCHER = join(PLUGIN_ROOT, 'bin', 'delegate');
 
 const bash = (command: string): FakeReply => ({
   toolUses: [{ name: 'run_bash', input: { command } }],

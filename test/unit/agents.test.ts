@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findAgent, listAgents, type AgentRoots } from '../../server/src/agent/agents.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
+const PLUGIN_ROOT = join(REPO_ROOT, 'plugin');
 
 let root: string;
 let roots: AgentRoots;
@@ -242,8 +243,8 @@ describe('listAgents', () => {
 });
 
 describe('the shipped workers', () => {
-  const shipped = readdirSync(join(REPO_ROOT, 'workers')).filter((file) => file.endsWith('.md'));
-  const repoRoots = () => ({ projectDir: root, home: root, pluginRoot: REPO_ROOT });
+  const shipped = readdirSync(join(PLUGIN_ROOT, 'workers')).filter((file) => file.endsWith('.md'));
+  const repoRoots = () => ({ projectDir: root, home: root, pluginRoot: PLUGIN_ROOT });
 
   it('include the five roles, outside agents/ so Claude Code does not load them as subagents', () => {
     expect(shipped.sort()).toEqual([
@@ -254,7 +255,7 @@ describe('the shipped workers', () => {
       'tester.md',
     ]);
     for (const file of shipped) {
-      expect(() => readFileSync(join(REPO_ROOT, 'agents', file))).toThrow(/ENOENT/);
+      expect(() => readFileSync(join(PLUGIN_ROOT, 'agents', file))).toThrow(/ENOENT/);
     }
   });
 

@@ -79,7 +79,7 @@ describe('README and docs pages', () => {
   });
 
   it('no page names the repository URL that does not exist', () => {
-    for (const path of [...PAGES, join(ROOT, '.claude-plugin', 'plugin.json')]) {
+    for (const path of [...PAGES, join(ROOT, 'plugin', '.claude-plugin', 'plugin.json')]) {
       expect(readFileSync(path, 'utf8')).not.toContain('github.com/delegate-dev');
     }
   });

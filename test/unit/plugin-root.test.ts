@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolvePluginRoot } from '../../server/src/config/plugin-root.ts';
 
-const REPO_ROOT = join(import.meta.dirname, '..', '..');
+const PLUGIN_ROOT = join(import.meta.dirname, '..', '..', 'plugin');
 
 let root: string;
 
@@ -28,7 +28,8 @@ describe('resolvePluginRoot', () => {
     writeFileSync(join(plugin, '.claude-plugin', 'plugin.json'), '{}');
     const chunk = pathToFileURL(join(plugin, 'dist', 'chunks', 'agents-abc.mjs')).href;
     expect(resolvePluginRoot({}, chunk)).toBe(plugin);
-    expect(resolvePluginRoot({}, import.meta.url)).toBe(REPO_ROOT);
+    // The sources (this test) sit beside the checkout's plugin folder.
+    expect(resolvePluginRoot({}, import.meta.url)).toBe(PLUGIN_ROOT);
   });
 
   it("falls back to the bundle folder's parent", () => {
