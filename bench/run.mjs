@@ -13,6 +13,7 @@ import { benchRunners } from './runners.mjs';
 import { benchServerStart } from './server-start.mjs';
 import { benchStatusLine } from './statusline.mjs';
 import { benchTasks } from './tasks.mjs';
+import { benchWorkerMemory } from './worker-memory.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCHES = [
@@ -20,6 +21,7 @@ const BENCHES = [
   benchHookTime,
   benchProviderEngine,
   benchTasks,
+  benchWorkerMemory,
   benchAttempts,
   benchContextSize,
   benchStatusLine,

@@ -1,0 +1,157 @@
+// Memory of task workers waiting on their model, beside bare Node processes waiting the same
+// way, measured in the same run: resident set size (VmRSS from /proc) of each process.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GIT_IDENTITY, loadFakeProvider, median, startRawServer } from './lib.mjs';
+
+const WORKERS = 5;
+const SETTLE_MS = 1500;
+
+/** VmRSS of a process in MB, or undefined once it is gone. */
+function rssMb(pid) {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pids of the task workers whose environment names this data home. */
+function workerPids(dataHome) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (!command.includes('task-worker.mjs')) continue;
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (env.includes(`DELEGATE_HOME=${dataHome}`)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `count` bare Node processes running `code`; their RSS after they settle. */
+async function bareRss(code, count) {
+  const children = Array.from({ length: count }, () =>
+    spawn(process.execPath, ['-e', code], { stdio: 'ignore' }),
+  );
+  try {
+    await sleep(SETTLE_MS);
+    return children.map((child) => rssMb(child.pid)).filter((mb) => mb !== undefined);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+  }
+}
+
+export async function benchWorkerMemory(root) {
+  if (process.platform !== 'linux') {
+    return {
+      title: 'Memory of waiting task workers',
+      note: 'Measured from /proc: Linux only.',
+      rows: [],
+    };
+  }
+  const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-memory-'));
+  let server;
+  let fake;
+  try {
+    const startFakeProvider = await loadFakeProvider(root, temp);
+    const project = join(temp, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'README.md'), 'bench\n');
+    const gitEnv = { ...process.env, ...GIT_IDENTITY };
+    for (const args of [
+      ['init', '-q', '-b', 'main'],
+      ['add', '-A'],
+      ['commit', '-qm', 'init'],
+    ])
+      execFileSync('git', args, { cwd: project, env: gitEnv });
+    let requests = 0;
+    // Every model request is answered with headers and then nothing: the worker waits.
+    fake = await startFakeProvider({
+      respond: () => {
+        requests += 1;
+        return { kind: 'hang' };
+      },
+    });
+    const dataHome = join(temp, 'data');
+    mkdirSync(dataHome);
+    writeFileSync(
+      join(dataHome, 'config.json'),
+      JSON.stringify({
+        profiles: {
+          w: {
+            format: 'openai',
+            baseUrl: fake.openaiBaseUrl,
+            model: 'm',
+            local: true,
+            pool: WORKERS,
+            idleTimeoutS: 600,
+          },
+        },
+      }),
+    );
+    const env = {
+      PATH: process.env.PATH,
+      HOME: temp,
+      DELEGATE_HOME: dataHome,
+      CLAUDE_PROJECT_DIR: project,
+      ...gitEnv,
+      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+    };
+    server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
+    const ids = [];
+    for (let index = 0; index < WORKERS; index += 1) {
+      const text = await server.call('task_start', { task: `bench memory task ${index}` });
+      ids.push(/t_[a-z0-9]{6}/.exec(text)[0]);
+    }
+    while (requests < WORKERS) await sleep(10);
+    await sleep(SETTLE_MS);
+    const workers = workerPids(dataHome)
+      .map(rssMb)
+      .filter((mb) => mb !== undefined);
+    const fakeUrl = `${fake.openaiBaseUrl}/chat/completions`;
+    const idle = await bareRss('setInterval(() => {}, 1e9)', WORKERS);
+    const fetching = await bareRss(
+      `fetch(${JSON.stringify(fakeUrl)}, { method: 'POST', headers: { 'content-type': 'application/json' }, ` +
+        `body: JSON.stringify({ model: 'm', stream: true, messages: [] }) }).then((r) => r.text())`,
+      WORKERS,
+    );
+    for (const id of ids) await server.call('task_cancel', { task_id: id });
+    const worker50 = median(workers);
+    const idle50 = median(idle);
+    return {
+      title: 'Memory of waiting task workers',
+      note:
+        `${WORKERS} tasks started through a real \`dist/server.mjs\`, each worker waiting on a model ` +
+        `request the fake holds open (headers sent, no body); RSS (VmRSS) read ${SETTLE_MS / 1000} s ` +
+        `after the last request arrived. Beside them, in the same run, ${WORKERS} bare Node processes ` +
+        `idle on a timer, and ${WORKERS} waiting on the same held request with \`fetch\`.`,
+      rows: [
+        [
+          `RSS of a task worker waiting on its model (median of ${workers.length})`,
+          `${worker50.toFixed(1)} MB = ${(worker50 / idle50).toFixed(2)}× bare idle Node`,
+          '≤ 1.2× bare idle Node',
+        ],
+        ['RSS of a bare idle Node (median)', `${idle50.toFixed(1)} MB`, 'baseline'],
+        [
+          'RSS of a bare Node waiting on the same request with `fetch` (median)',
+          `${median(fetching).toFixed(1)} MB = ${(median(fetching) / idle50).toFixed(2)}× bare idle Node`,
+          'reference',
+        ],
+      ],
+    };
+  } finally {
+    server?.close();
+    await fake?.close();
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
