@@ -1,6 +1,7 @@
 // Shared measuring helpers for the bench scripts.
 import { build } from 'esbuild';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -131,3 +132,18 @@ export const GIT_IDENTITY = {
   GIT_COMMITTER_NAME: 'b',
   GIT_COMMITTER_EMAIL: 'b@b',
 };
+
+/** A git repository at `<temp>/project` holding one committed README; returns its path. */
+export function benchProject(temp) {
+  const project = join(temp, 'project');
+  mkdirSync(project);
+  writeFileSync(join(project, 'README.md'), 'bench\n');
+  const env = { ...process.env, ...GIT_IDENTITY };
+  for (const args of [
+    ['init', '-q', '-b', 'main'],
+    ['add', '-A'],
+    ['commit', '-qm', 'init'],
+  ])
+    execFileSync('git', args, { cwd: project, env });
+  return project;
+}

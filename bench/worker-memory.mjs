@@ -1,10 +1,10 @@
 // Memory of task workers waiting on their model, beside bare Node processes waiting the same
 // way, measured in the same run: resident set size (VmRSS from /proc) of each process.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GIT_IDENTITY, loadFakeProvider, median, startRawServer } from './lib.mjs';
+import { benchProject, GIT_IDENTITY, loadFakeProvider, median, startRawServer } from './lib.mjs';
 
 const WORKERS = 5;
 const SETTLE_MS = 1500;
@@ -64,16 +64,7 @@ export async function benchWorkerMemory(root) {
   let fake;
   try {
     const startFakeProvider = await loadFakeProvider(root, temp);
-    const project = join(temp, 'project');
-    mkdirSync(project);
-    writeFileSync(join(project, 'README.md'), 'bench\n');
-    const gitEnv = { ...process.env, ...GIT_IDENTITY };
-    for (const args of [
-      ['init', '-q', '-b', 'main'],
-      ['add', '-A'],
-      ['commit', '-qm', 'init'],
-    ])
-      execFileSync('git', args, { cwd: project, env: gitEnv });
+    const project = benchProject(temp);
     let requests = 0;
     // Every model request is answered with headers and then nothing: the worker waits.
     fake = await startFakeProvider({
@@ -104,7 +95,7 @@ export async function benchWorkerMemory(root) {
       HOME: temp,
       DELEGATE_HOME: dataHome,
       CLAUDE_PROJECT_DIR: project,
-      ...gitEnv,
+      ...GIT_IDENTITY,
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
     };
     server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
