@@ -148,6 +148,24 @@ describe('the scoreboard', () => {
     expect(resetOutcomes(dataHome)).toBe(1);
     expect(readOutcomes(dataHome)).toEqual([]);
   });
+
+  it('the file stays bounded: the append that crosses the bound keeps the newest half', async () => {
+    const { dataHome } = newWorld();
+    const numbered = (index: number) =>
+      record({ profile: 'a', passed: true, taskId: `t_${index}` });
+    const bound = Buffer.byteLength(`${JSON.stringify(numbered(100))}\n`) * 10; // ten records
+    for (let index = 100; index < 130; index += 1) {
+      await appendOutcome(dataHome, numbered(index), bound);
+      expect(statSync(outcomesPath(dataHome)).size).toBeLessThan(bound);
+    }
+    const ids = readOutcomes(dataHome).map((r) => r.taskId);
+    // Each compaction keeps the newest five; the appends since follow them, in order.
+    expect(ids.at(-1)).toBe('t_129');
+    expect(ids).toEqual(ids.slice().sort());
+    expect(ids.length).toBeGreaterThanOrEqual(5);
+    expect(ids.length).toBeLessThan(10);
+    expect(statSync(outcomesPath(dataHome)).mode & 0o777).toBe(0o600);
+  });
 });
 
 describe('ranking: one Thompson draw per candidate, passes per dollar', () => {

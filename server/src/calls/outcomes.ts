@@ -47,12 +47,26 @@ export interface OutcomeRecord {
 /** O_APPEND keeps lines whole against other appenders while each stays this small. */
 const MAX_LINE_BYTES = 3_500;
 
+/**
+ * The file's bound (some 8,000 records): past it, the append that crossed it keeps the newest
+ * half. The router reads the whole file for each choice, and recent runs say more about a
+ * profile than old ones.
+ */
+export const MAX_OUTCOMES_BYTES = 2_000_000;
+
 export function outcomesPath(dataHome: string): string {
   return join(dataHome, 'outcomes.jsonl');
 }
 
-/** Appends one record with one `write` on an O_APPEND handle. */
-export async function appendOutcome(dataHome: string, record: OutcomeRecord): Promise<void> {
+/**
+ * Appends one record with one `write` on an O_APPEND handle; the append that takes the file
+ * past `maxBytes` then keeps only the newest records that fill half of it.
+ */
+export async function appendOutcome(
+  dataHome: string,
+  record: OutcomeRecord,
+  maxBytes = MAX_OUTCOMES_BYTES,
+): Promise<void> {
   const path = outcomesPath(dataHome);
   await mkdir(dirname(path), { recursive: true });
   let line = `${JSON.stringify(record)}\n`;
@@ -60,11 +74,32 @@ export async function appendOutcome(dataHome: string, record: OutcomeRecord): Pr
     line = `${JSON.stringify({ ...record, project: record.project.slice(-1_000) })}\n`;
   }
   const file = await open(path, 'a', 0o600);
+  let size: number;
   try {
     await file.write(line);
+    size = (await file.stat()).size;
   } finally {
     await file.close();
   }
+  // Only the append that crosses the bound compacts (a line from another process landing
+  // during the rewrite can be lost: a statistic, never a result).
+  if (size >= maxBytes && size - Buffer.byteLength(line) < maxBytes) keepNewest(path, maxBytes / 2);
+}
+
+/** Rewrites the file with the newest valid records that fit in `bytes`. */
+function keepNewest(path: string, bytes: number): void {
+  const lines = readOutcomesAt(path).map((record) => `${JSON.stringify(record)}\n`);
+  let kept = 0;
+  let total = 0;
+  while (
+    kept < lines.length &&
+    total + Buffer.byteLength(lines[lines.length - 1 - kept]!) <= bytes
+  ) {
+    total += Buffer.byteLength(lines[lines.length - 1 - kept]!);
+    kept += 1;
+  }
+  writeFileAtomicSync(path, lines.slice(lines.length - kept).join(''));
+  chmodSync(path, 0o600);
 }
 
 /**
@@ -77,9 +112,13 @@ export async function noteOutcome(dataHome: string, record: OutcomeRecord): Prom
 
 /** Every valid record, oldest first; torn or foreign lines are skipped. */
 export function readOutcomes(dataHome: string): OutcomeRecord[] {
+  return readOutcomesAt(outcomesPath(dataHome));
+}
+
+function readOutcomesAt(path: string): OutcomeRecord[] {
   let text: string;
   try {
-    text = readFileSync(outcomesPath(dataHome), 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch {
     return [];
   }
