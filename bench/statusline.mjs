@@ -65,14 +65,20 @@ function refreshRows(root, temp) {
   const others = Array.from(
     { length: 6 },
     (_, index) => `${now + 600} ${temp}/other-${index}\tt_oth00${index} · step 1/40 · running\n`,
-  ).join('');
-  // As the task engine writes it: the clock line, then other projects' parts and this one's.
+  );
+  const own = [
+    `${now + 900} ${project}\tt_ask001 asks "Drop the v1 endpoint?" → task_answer\n`,
+    `${now + 600} ${project}\tt_run001 · local qwen3-coder:30b · step 5/40 · run_bash: npm test\n`,
+    `${now + 300} ${project}\tt_end001 done passed · review pass → task_result\n`,
+  ];
+  // As the task engine writes it: the clock line, the marker, each session's own parts (here
+  // every task is of the session the reader is told), then every project's whole line.
+  const session = `session ${JSON.parse(statusInput(project)).session_id} `;
+  const parts = [...others, ...own];
   writeFileSync(
     join(dataHome, 'status', 'lines'),
-    `clock ${bootId} ${Math.round(now - uptime())}\n${others}` +
-      `${now + 900} ${project}\tt_ask001 asks "Drop the v1 endpoint?" → task_answer\n` +
-      `${now + 600} ${project}\tt_run001 · local qwen3-coder:30b · step 5/40 · run_bash: npm test\n` +
-      `${now + 300} ${project}\tt_end001 done passed · review pass → task_result\n`,
+    `clock ${bootId} ${Math.round(now - uptime())}\nsessions\n` +
+      `${parts.map((line) => session + line).join('')}${parts.join('')}`,
   );
   const cases = [
     ['reader, 3 fresh parts', [reader], statusInput(project)],

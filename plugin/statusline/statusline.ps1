@@ -4,6 +4,9 @@
 # every project's line pre-rendered in <data home>\status\lines, one
 # "<expires, epoch s> <project real path><TAB><text>" line per part (after a "clock" line the
 # sh reader uses); this prints this project's parts that have not expired yet, or nothing.
+# Given a session_id (and a file with a "sessions" line), it reads the
+# "session <id> <expires> <project><TAB><text>" lines instead: this session's own parts, then
+# how many other sessions have some ("+2 other sessions").
 # The optional argument is a file holding the status line command this one chains: it runs
 # first, on the same stdin, and its output comes first.
 param([string]$Chain)
@@ -25,10 +28,14 @@ $file = Join-Path (Join-Path $dataHome 'status') 'lines'
 if (-not (Test-Path -LiteralPath $file)) { exit 0 }
 
 $dir = $null
+$session = $null
 try {
   $json = $raw | ConvertFrom-Json
   foreach ($candidate in @($json.workspace.project_dir, $json.workspace.current_dir, $json.cwd)) {
     if ($candidate) { $dir = [string]$candidate; break }
+  }
+  if ([string]$json.session_id -match '^[\w.-]{1,128}$' -and [string]$json.session_id -ne '-') {
+    $session = [string]$json.session_id
   }
 } catch { }
 if (-not $dir) { $dir = (Get-Location).ProviderPath }
@@ -41,8 +48,20 @@ try {
 } catch { }
 
 $now = [DateTimeOffset]::UtcNow.ToUnixTimeSeconds()
+$lines = [System.IO.File]::ReadAllLines($file, [System.Text.Encoding]::UTF8)
+$split = $session -and ($lines -contains 'sessions')
 $fresh = @()
-foreach ($line in [System.IO.File]::ReadAllLines($file, [System.Text.Encoding]::UTF8)) {
+$others = @{}
+foreach ($line in $lines) {
+  $owner = $null
+  if ($line.StartsWith('session ')) {
+    if (-not $split) { continue }
+    $line = $line.Substring(8)
+    $cut = $line.IndexOf(' ')
+    if ($cut -lt 1) { continue }
+    $owner = $line.Substring(0, $cut)
+    $line = $line.Substring($cut + 1)
+  } elseif ($split) { continue }
   $space = $line.IndexOf(' ')
   $tab = $line.IndexOf("`t")
   if ($space -lt 1 -or $tab -lt $space) { continue }
@@ -50,8 +69,12 @@ foreach ($line in [System.IO.File]::ReadAllLines($file, [System.Text.Encoding]::
   if ($line.Substring($space + 1, $tab - $space - 1) -ine $dir) { continue }
   $expires = 0L
   if ([long]::TryParse($line.Substring(0, $space), [ref]$expires) -and $expires -gt $now) {
-    $fresh += $line.Substring($tab + 1)
+    if (-not $owner -or $owner -ceq $session) { $fresh += $line.Substring($tab + 1) }
+    else { $others[$owner] = $true }
   }
+}
+if ($others.Count -gt 0) {
+  $fresh += "+$($others.Count) other session$(if ($others.Count -ne 1) { 's' })"
 }
 if ($fresh.Count -gt 0) { Write-Output ("delegate: " + ($fresh -join ' | ')) }
 exit 0

@@ -4,7 +4,9 @@
 # one `date`): the delegate server and task workers keep every project's line pre-rendered in
 # <data home>/status/lines, one "<expires, epoch s> <project real path><TAB><text>" line per
 # part, after a "clock <boot id> <boot epoch>" line; this prints this project's parts that
-# have not expired yet, or nothing.
+# have not expired yet, or nothing. Given a session_id (and a file with a "sessions" line), it
+# reads the "session <id> <expires> <project><TAB><text>" lines instead: this session's own
+# parts, then how many other sessions have some ("+2 other sessions").
 # $1, if given, is a file holding the status line command this one chains: it runs first, on
 # the same stdin, and its output comes first.
 
@@ -63,6 +65,18 @@ for key in project_dir current_dir cwd; do
   [ -n "$dir" ] && break
 done
 [ -n "$dir" ] || dir=$start
+# This session's id: a UUID, so no escapes to decode; anything else is not one.
+session=
+case $input in
+  *'"session_id"'*)
+    rest=${input#*'"session_id"'}
+    rest=${rest#*\"}
+    session=${rest%%\"*}
+    case $session in
+      '' | - | *[!A-Za-z0-9_.-]*) session= ;;
+    esac
+    ;;
+esac
 # Tasks are keyed by the project's real path: resolve symlinks the same way (a builtin).
 cd -P -- "$dir" 2>/dev/null && dir=$PWD
 
@@ -78,7 +92,11 @@ fi
 tab='	' # a literal tab: no process
 now=
 out=
+split=   # set by the "sessions" line: with a session id, only session lines count
+others=' '
+count=0
 while IFS= read -r line || [ -n "$line" ]; do
+  owner=
   case $line in
     "clock $boot_id "*)
       boot=${line##* }
@@ -89,6 +107,17 @@ while IFS= read -r line || [ -n "$line" ]; do
       continue
       ;;
     clock\ *) continue ;;
+    sessions)
+      [ -n "$session" ] && split=1
+      continue
+      ;;
+    session\ *)
+      [ -n "$split" ] || continue
+      line=${line#session }
+      owner=${line%% *}
+      line=${line#* }
+      ;;
+    *) [ -z "$split" ] || break ;; # the whole lines come after every session line
   esac
   rest=${line#* }
   [ "${rest%%"$tab"*}" = "$dir" ] || continue
@@ -98,7 +127,22 @@ while IFS= read -r line || [ -n "$line" ]; do
     '' | *[!0-9]*) continue ;;
   esac
   [ "$expires" -gt "$now" ] || continue
-  out="${out:+$out | }${rest#*"$tab"}"
+  if [ -z "$owner" ] || [ "$owner" = "$session" ]; then
+    out="${out:+$out | }${rest#*"$tab"}"
+  else
+    case $others in
+      *" $owner "*) ;;
+      *)
+        others="$others$owner "
+        count=$((count + 1))
+        ;;
+    esac
+  fi
 done <"$file"
+if [ "$count" -gt 0 ]; then
+  more="+$count other session"
+  [ "$count" -eq 1 ] || more="${more}s"
+  out="${out:+$out | }$more"
+fi
 [ -n "$out" ] && printf 'delegate: %s\n' "$out"
 exit 0

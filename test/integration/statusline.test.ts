@@ -12,6 +12,7 @@ import {
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { statusLinesPath } from '../../server/src/store/status-key.ts';
+import { freshStatusText } from '../../server/src/store/status-lines-file.ts';
 import { CLI_BUNDLE } from '../helpers/cli-process.ts';
 import { writeTask } from '../helpers/task-jobs.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
@@ -38,9 +39,13 @@ function cli(args: string[], env: Record<string, string> = {}) {
 }
 
 /** Runs the status line command from the settings the way Claude Code does: a shell, JSON on stdin. */
-function refresh(projectDir: string, command = settings().statusLine.command as string) {
+function refresh(
+  projectDir: string,
+  command = settings().statusLine.command as string,
+  session?: string,
+) {
   const input = JSON.stringify({
-    session_id: 's',
+    ...(session === undefined ? {} : { session_id: session }),
     cwd: projectDir,
     model: { id: 'claude-opus', display_name: 'Opus' },
     workspace: { current_dir: projectDir, project_dir: projectDir },
@@ -117,6 +122,10 @@ describe('status line reader', () => {
     expect(refresh(project).stdout).toBe(
       'delegate: t_a · running | t_c asks "why?" → task_answer\n',
     );
+    // Written with no "sessions" line (an older writer): a session reads the whole line too.
+    expect(refresh(project, undefined, 'c0ffee00-0000-4000-8000-000000000000').stdout).toBe(
+      'delegate: t_a · running | t_c asks "why?" → task_answer\n',
+    );
     writeFileSync(statusLinesPath(world.dataHome), `${now - 10} ${project}\tt_a · running\n`);
     expect(refresh(project)).toMatchObject({ status: 0, stdout: '' });
     const elsewhere = join(world.root, 'no-tasks-here');
@@ -169,6 +178,76 @@ describe('status line reader', () => {
       'delegate: t_ask001 asks "Drop the v1 endpoint?" → task_answer' +
         ' | t_run001 · local qwen3-coder:30b · step 5/40 · run_bash: npm test · unsandboxed' +
         ' | t_end001 done passed · review pass → task_result\n',
+    );
+  });
+});
+
+describe('status line reader, per session', () => {
+  const A = '3f1d9c2e-7b4a-4e21-9a0b-5c6d7e8f9a01';
+  const B = '8a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+  beforeEach(async () => {
+    await writeTask(world.dataHome, world.project, {
+      id: 't_sa001',
+      state: 'running',
+      step: 2,
+      session: A,
+    });
+    await writeTask(world.dataHome, world.project, {
+      id: 't_sb001',
+      state: 'needs_input',
+      question: 'Which port?',
+      session: B,
+    });
+    await writeTask(world.dataHome, world.project, {
+      id: 't_sb002',
+      state: 'done',
+      verdict: 'passed',
+      endedAt: new Date().toISOString(),
+      session: B,
+    });
+    // Started from a terminal: no session's own.
+    await writeTask(world.dataHome, world.project, { id: 't_tm001', state: 'running', step: 1 });
+    installed();
+  });
+
+  it.each([
+    [
+      'session A: its task, the others counted',
+      A,
+      'delegate: t_sa001 · step 2/40 · running | +2 other sessions',
+    ],
+    [
+      'session B: its question and result, the others counted',
+      B,
+      'delegate: t_sb001 asks "Which port?" → task_answer | t_sb002 done passed → task_result | +2 other sessions',
+    ],
+    [
+      'a session with no task yet: only the count',
+      'c0ffee00-0000-4000-8000-000000000000',
+      'delegate: +3 other sessions',
+    ],
+    [
+      'no session id (an older Claude Code): every task, as before',
+      undefined,
+      'delegate: t_sb001 asks "Which port?" → task_answer | t_sa001 · step 2/40 · running | t_tm001 · step 1/40 · running | t_sb002 done passed → task_result',
+    ],
+    [
+      'a session id that is no id: every task',
+      'x"; rm -rf /',
+      'delegate: t_sb001 asks "Which port?" → task_answer | t_sa001 · step 2/40 · running | t_tm001 · step 1/40 · running | t_sb002 done passed → task_result',
+    ],
+  ])('%s (sh and Node agree)', (_case, session, expected) => {
+    const result = refresh(world.project, undefined, session);
+    expect(result).toMatchObject({ status: 0, stderr: '' });
+    expect(result.stdout).toBe(`${expected}\n`);
+    const file = readFileSync(statusLinesPath(world.dataHome), 'utf8');
+    expect(freshStatusText(file, world.project, Date.now(), session)).toBe(expected);
+  });
+
+  it('`delegate statusline show` run inside a session speaks for that session', () => {
+    const shown = cli(['statusline', 'show'], { CLAUDE_CODE_SESSION_ID: A });
+    expect(shown.stdout).toContain(
+      `Now, for ${world.project}: delegate: t_sa001 · step 2/40 · running | +2 other sessions`,
     );
   });
 });

@@ -2,11 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   FINISHED_FADE_S,
   STATUS_WINDOW_S,
-  formatStatusLines,
-  freshStatusText,
   renderStatusSegments,
   type StatusJob,
 } from '../../server/src/store/render-status.ts';
+import { formatStatusLines, freshStatusText } from '../../server/src/store/status-lines-file.ts';
 import { posixCksum, projectStatusKey } from '../../server/src/store/status-key.ts';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
@@ -107,5 +106,79 @@ describe('status line segments', () => {
     expect(freshStatusText(file, '/p', NOW + 60_000)).toBe('');
     expect(freshStatusText('', '/p', NOW)).toBe('');
     expect(formatStatusLines(new Map(), undefined)).toBe('');
+  });
+});
+
+describe('status lines per session', () => {
+  const part = (text: string, expiresAt = NOW_S + 60) => ({ expiresAt, text });
+  const file = formatStatusLines(
+    new Map([['/p', [part('t_a1 · running'), part('t_b1 · running'), part('t_c1 done')]]]),
+    undefined,
+    new Map([
+      [
+        '/p',
+        new Map([
+          ['sess-a', [part('t_a1 · running')]],
+          ['sess-b', [part('t_b1 · running'), part('t_b0 gone', NOW_S - 1)]],
+          ['-', [part('t_c1 done')]],
+        ]),
+      ],
+      ['/q', new Map([['sess-q', [part('t_q1 · running')]]])],
+    ]),
+  );
+
+  it('writes the marker, one tagged line per session part, then the whole lines', () => {
+    expect(file.split('\n')).toEqual([
+      'sessions',
+      `session sess-a ${NOW_S + 60} /p\tt_a1 · running`,
+      `session sess-b ${NOW_S + 60} /p\tt_b1 · running`,
+      `session sess-b ${NOW_S - 1} /p\tt_b0 gone`,
+      `session - ${NOW_S + 60} /p\tt_c1 done`,
+      `session sess-q ${NOW_S + 60} /q\tt_q1 · running`,
+      `${NOW_S + 60} /p\tt_a1 · running`,
+      `${NOW_S + 60} /p\tt_b1 · running`,
+      `${NOW_S + 60} /p\tt_c1 done`,
+      '',
+    ]);
+  });
+
+  it('keeps the lines readers copied by an older plugin read: they skip every tagged line', () => {
+    for (const line of file.split('\n').filter((text) => text.startsWith('session'))) {
+      // Their rule: "<expires> <project><TAB>", the project being all between the space and the tab.
+      expect(Number(line.slice(0, line.indexOf(' ')))).toBeNaN();
+      expect(['/p', '/q']).not.toContain(line.slice(line.indexOf(' ') + 1, line.indexOf('\t')));
+    }
+  });
+
+  it.each([
+    [
+      'no session: the whole line',
+      undefined,
+      '/p',
+      'delegate: t_a1 · running | t_b1 · running | t_c1 done',
+    ],
+    [
+      'its own part, then the others counted',
+      'sess-a',
+      '/p',
+      'delegate: t_a1 · running | +2 other sessions',
+    ],
+    ['a stale part counts nobody', 'sess-b', '/p', 'delegate: t_b1 · running | +2 other sessions'],
+    ['no task of its own', 'sess-new', '/p', 'delegate: +3 other sessions'],
+    ['one other session, singular', 'sess-new', '/q', 'delegate: +1 other session'],
+    [
+      'an id the readers cannot match: the whole line',
+      'not one word',
+      '/p',
+      'delegate: t_a1 · running | t_b1 · running | t_c1 done',
+    ],
+    ['a project with nothing', 'sess-a', '/r', ''],
+  ])('%s', (_case, session, project, expected) => {
+    expect(freshStatusText(file, project, NOW, session)).toBe(expected);
+  });
+
+  it('with a session id, reads a file an older writer made (no marker) as the whole line', () => {
+    const old = `${NOW_S + 60} /p\tt_a1 · running\n`;
+    expect(freshStatusText(old, '/p', NOW, 'sess-a')).toBe('delegate: t_a1 · running');
   });
 });

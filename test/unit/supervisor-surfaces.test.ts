@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { transitionLine } from '../../server/src/cli/task-transitions.ts';
 import { sessionBriefing } from '../../server/src/hooks/session-briefing.ts';
-import { formatStatusLines, renderStatusSegments } from '../../server/src/store/render-status.ts';
+import { renderStatusSegments } from '../../server/src/store/render-status.ts';
+import { formatStatusLines } from '../../server/src/store/status-lines-file.ts';
 import type { TaskResultFile } from '../../server/src/tasks/finish-task.ts';
 import { resultText, statusLine } from '../../server/src/tasks/task-format.ts';
 import { jobOf } from '../helpers/task-jobs.ts';

@@ -1,5 +1,6 @@
 import { readFileSync, realpathSync } from 'node:fs';
-import { freshStatusText } from '../store/render-status.ts';
+import { freshStatusText } from '../store/status-lines-file.ts';
+import { sessionOf } from '../store/job-file.ts';
 import {
   describeStatusLineSetup,
   installStatusLine,
@@ -14,7 +15,7 @@ const USAGE = 'statusline install|uninstall|show';
 /**
  * `delegate statusline install|uninstall|show`: puts delegate's status line into the user's
  * Claude Code settings (plugins cannot), chaining any status line already there; takes it out
- * again; or shows the setting and what the line says for this project now.
+ * again; or shows the setting and what the line says for this project now (for this session, when run in one).
  */
 export const statuslineCommand: CliCommand = {
   usage: USAGE,
@@ -57,6 +58,7 @@ function showStatusLine(context: CliContext): string {
       readFileSync(statusLinesPath(context.dataHome), 'utf8'),
       project,
       Date.now(),
+      sessionOf(context.env),
     );
   } catch {
     // No task has been written for this project yet.

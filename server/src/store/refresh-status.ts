@@ -6,11 +6,11 @@ import { readJobSummaries, type JobSummary } from './job-file.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import {
   STATUS_WINDOW_S,
-  formatStatusLines,
   renderStatusSegments,
   type BootClock,
   type StatusSegment,
 } from './render-status.ts';
+import { formatStatusLines, statusSessionKey } from './status-lines-file.ts';
 import { statusDir, statusLinesPath } from './status-key.ts';
 
 const LOCK_TIMEOUT_MS = 2_000;
@@ -27,9 +27,11 @@ export async function refreshStatusLines(dataHome: string, nowMs = Date.now()): 
     await withFileLock(
       join(statusDir(dataHome), 'lines.lock'),
       () => {
+        const jobs = recentJobSummaries(dataHome, nowMs);
         const text = formatStatusLines(
-          segmentsByProject(recentJobSummaries(dataHome, nowMs), nowMs),
+          segmentsByProject(jobs, nowMs),
           bootClock(nowMs),
+          segmentsBySession(jobs, nowMs),
         );
         writeFileAtomicSync(statusLinesPath(dataHome), text);
         return Promise.resolve();
@@ -50,18 +52,40 @@ function recentJobSummaries(dataHome: string, nowMs: number): JobSummary[] {
   return readJobSummaries(dataHome, { writtenSinceMs: nowMs - STATUS_WINDOW_S * 1000 });
 }
 
+/** Each project's whole line: every task of it, whoever started it. */
 function segmentsByProject(
   jobs: readonly JobSummary[],
   nowMs: number,
 ): Map<string, StatusSegment[]> {
-  const byProject = new Map<string, JobSummary[]>();
-  for (const job of jobs) byProject.set(job.project, [...(byProject.get(job.project) ?? []), job]);
   const segments = new Map<string, StatusSegment[]>();
-  for (const [project, own] of byProject) {
+  for (const [project, own] of groupBy(jobs, (job) => job.project)) {
     const rendered = renderStatusSegments(own, nowMs);
     if (rendered.length > 0) segments.set(project, rendered);
   }
   return segments;
+}
+
+/** Each session's own line in each project: the tasks it started (tasks of no session together). */
+function segmentsBySession(
+  jobs: readonly JobSummary[],
+  nowMs: number,
+): Map<string, Map<string, StatusSegment[]>> {
+  const projects = new Map<string, Map<string, StatusSegment[]>>();
+  for (const [project, inProject] of groupBy(jobs, (job) => job.project)) {
+    const sessions = new Map<string, StatusSegment[]>();
+    for (const [session, own] of groupBy(inProject, (job) => statusSessionKey(job.session))) {
+      const rendered = renderStatusSegments(own, nowMs);
+      if (rendered.length > 0) sessions.set(session, rendered);
+    }
+    if (sessions.size > 0) projects.set(project, sessions);
+  }
+  return projects;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
 }
 
 /** Linux: the boot's id and start, from which the reader tells the time without a process. */

@@ -110,37 +110,6 @@ export interface BootClock {
   bootEpoch: number;
 }
 
-/**
- * The status lines file: an optional `clock <boot id> <boot epoch>` line (so the sh reader
- * needs no `date` process on Linux), then `<expires> <project><TAB><text>` per segment.
- * Projects whose path holds a tab or a newline cannot be told apart in it and are left out.
- */
-export function formatStatusLines(
-  segmentsByProject: ReadonlyMap<string, readonly StatusSegment[]>,
-  clock: BootClock | undefined,
-): string {
-  const lines = clock ? [`clock ${clock.bootId} ${clock.bootEpoch}`] : [];
-  for (const [project, segments] of segmentsByProject) {
-    if (/[\t\n\r]/.test(project)) continue;
-    for (const segment of segments)
-      lines.push(`${segment.expiresAt} ${project}\t${clip(segment.text, 200)}`);
-  }
-  return lines.length ? `${lines.join('\n')}\n` : '';
-}
-
-/** What the readers print for `project` at `nowMs`: its fresh segments, joined; '' if none. */
-export function freshStatusText(file: string, project: string, nowMs: number): string {
-  const now = Math.floor(nowMs / 1000);
-  const fresh = file.split('\n').flatMap((line) => {
-    const space = line.indexOf(' ');
-    const tab = line.indexOf('\t');
-    const expires = Number(line.slice(0, space));
-    const isFresh = space > 0 && tab > space && Number.isInteger(expires) && expires > now;
-    return isFresh && line.slice(space + 1, tab) === project ? [line.slice(tab + 1)] : [];
-  });
-  return fresh.length ? `delegate: ${fresh.join(' | ')}` : '';
-}
-
 /** One line of inert text: the status file is line-based and a terminal shows it. */
 function clip(text: string, max: number): string {
   return inertLine(text.trim(), max);
