@@ -8,14 +8,14 @@ beforeEach(() => {
 });
 afterEach(() => world.cleanup());
 
-const start = (env: Record<string, string> = {}) =>
+const start = (env: Record<string, string> = {}, session?: string, source = 'startup') =>
   runHook(
     'session-start',
     JSON.stringify({
-      session_id: 's',
+      ...(session === undefined ? {} : { session_id: session }),
       cwd: world.project,
       hook_event_name: 'SessionStart',
-      source: 'startup',
+      source,
     }),
     { ...world.env, ...env },
   );
@@ -90,6 +90,94 @@ describe('SessionStart briefing (built bundle)', () => {
       ].join('\n'),
     );
     expect(context).not.toContain('sk-x');
+  });
+
+  describe('per session', () => {
+    const A = '3f1d9c2e-7b4a-4e21-9a0b-5c6d7e8f9a01';
+    const B = '8a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+    const HEAD =
+      'delegate plugin: hand bulk reading and bounded work to worker models (tools mcp__plugin_delegate_workers__*).';
+    beforeEach(() => {
+      const waiting = { project: world.project, state: 'done', verdict: 'passed' };
+      writeJobFixture(world.dataHome, { id: 't_a1', ...waiting, session: A });
+      writeJobFixture(world.dataHome, {
+        ...waiting,
+        id: 't_b1',
+        state: 'needs_input',
+        question: 'Port?',
+        session: B,
+      });
+      writeJobFixture(world.dataHome, { id: 't_b2', ...waiting, session: B });
+      // Started from a terminal: no session's own.
+      writeJobFixture(world.dataHome, { id: 't_t1', ...waiting });
+    });
+    const own = (id: string) => `- ${id} done (passed), not reviewed → task_result ${id}`;
+    const others = (count: string, detail: string) =>
+      `Not this session's: ${count} of other sessions here (${detail}); task_status lists them if the user asks.`;
+
+    it.each([
+      [
+        'session A resumed (or compacted): its own task, the others counted',
+        { session: A, source: 'resume' },
+        [
+          HEAD,
+          'Tasks waiting for you:',
+          own('t_a1'),
+          others('3 tasks', '1 waiting for an answer, 2 for a review'),
+        ],
+      ],
+      [
+        'session B: its question and result, the others counted',
+        { session: B, source: 'compact' },
+        [
+          HEAD,
+          'Tasks waiting for you:',
+          '- t_b1 needs an answer: "Port?" → task_answer',
+          own('t_b2'),
+          others('2 tasks', '2 for a review'),
+        ],
+      ],
+      [
+        'a new session: nothing of its own, one count',
+        { session: 'c0ffee00-0000-4000-8000-000000000000', source: 'startup' },
+        [HEAD, others('4 tasks', '1 waiting for an answer, 3 for a review')],
+      ],
+      [
+        'the id from the environment when stdin has none',
+        { env: { CLAUDE_CODE_SESSION_ID: A } },
+        [
+          HEAD,
+          'Tasks waiting for you:',
+          own('t_a1'),
+          others('3 tasks', '1 waiting for an answer, 2 for a review'),
+        ],
+      ],
+      [
+        'no session at all (an older Claude Code): every task, as before',
+        {},
+        [
+          HEAD,
+          'Tasks waiting for you:',
+          own('t_a1'),
+          '- t_b1 needs an answer: "Port?" → task_answer',
+          own('t_b2'),
+          own('t_t1'),
+        ],
+      ],
+    ])(
+      '%s',
+      (
+        _case,
+        given: { session?: string; source?: string; env?: Record<string, string> },
+        lines,
+      ) => {
+        const run = start(given.env, given.session, given.source);
+        expect(run.exitCode).toBe(0);
+        const context: string = run.json.hookSpecificOutput.additionalContext;
+        expect(context.split('\n').sort()).toEqual([...lines].sort());
+        expect(context.split('\n')[0]).toBe(HEAD);
+      },
+    );
   });
 
   it('fails open on malformed input', () => {

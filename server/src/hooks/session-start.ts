@@ -6,12 +6,12 @@
 import { realpathSync } from 'node:fs';
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
 import { briefProfiles, readRawConfigs } from '../config/read-settings.ts';
-import { readJobSummaries } from '../store/job-file.ts';
+import { readJobSummaries, sessionOf } from '../store/job-file.ts';
 import { readStdin } from './hook-io.ts';
 import { sessionBriefing } from './session-briefing.ts';
 
 try {
-  const input = JSON.parse(readStdin() || '{}') as { cwd?: unknown };
+  const input = JSON.parse(readStdin() || '{}') as { cwd?: unknown; session_id?: unknown };
   const env = process.env;
   const dataHome = resolveDataHome(env);
   const projectDir = realpathSync(
@@ -27,6 +27,8 @@ try {
     jobs: readJobSummaries(dataHome),
     projectDir,
     env,
+    session:
+      typeof input.session_id === 'string' && input.session_id ? input.session_id : sessionOf(env),
   });
   if (briefing) {
     process.stdout.write(
