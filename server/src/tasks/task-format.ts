@@ -23,8 +23,16 @@ function age(iso: string | undefined, now: number): string {
       : `${Math.round(seconds / 3600)}h`;
 }
 
-/** One line of at most 160 characters: the task's state and what to do about it. */
-export function statusLine(job: JobFile, now = Date.now(), wording = TOOL_WORDING): string {
+/**
+ * One line of at most 160 characters: the task's state and what to do about it. Given the
+ * session asking, a task another session (or none) started says so.
+ */
+export function statusLine(
+  job: JobFile,
+  now = Date.now(),
+  wording = TOOL_WORDING,
+  session?: string,
+): string {
   let line: string;
   switch (job.state) {
     case 'needs_input':
@@ -41,7 +49,8 @@ export function statusLine(job: JobFile, now = Date.now(), wording = TOOL_WORDIN
       line = `${job.id} ${job.state}: ${inertLine(job.error ?? '', MAX_LINE)} → ${wording.result(job.id)}`;
   }
   // A task whose commands ran outside the OS sandbox says so on every line, never cut off.
-  const mark = job.sandboxed === false ? ' · unsandboxed' : '';
+  const others = session !== undefined && job.session !== session ? " · another session's" : '';
+  const mark = `${job.sandboxed === false ? ' · unsandboxed' : ''}${others}`;
   const room = MAX_LINE - mark.length;
   return `${line.length <= room ? line : `${line.slice(0, room - 1)}…`}${mark}`;
 }

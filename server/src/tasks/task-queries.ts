@@ -76,16 +76,20 @@ export async function locateDamagedTask(
 
 /**
  * task_status's text: the named tasks, or this project's active and unreviewed ones; damaged
- * tasks are listed too, with what is wrong and what to do.
+ * tasks are listed too, with what is wrong and what to do. Given the session asking, the
+ * tasks of other sessions are marked.
  */
 export async function taskStatusText(
   dataHome: string,
   project: string,
   ids: readonly string[] | undefined,
   wording: Wording = TOOL_WORDING,
+  session?: string,
 ): Promise<string> {
   if (ids?.length) {
-    const lines = await Promise.all(ids.map((id) => oneStatus(dataHome, project, id, wording)));
+    const lines = await Promise.all(
+      ids.map((id) => oneStatus(dataHome, project, id, wording, session)),
+    );
     return lines.join('\n');
   }
   const { jobs, damaged } = await projectTaskList(dataHome, project);
@@ -93,7 +97,7 @@ export async function taskStatusText(
     (job) => !isTerminal(job.state) || (!job.reviewedAt && job.state !== 'cancelled'),
   );
   const lines = [
-    ...shown.map((job) => statusLine(job, Date.now(), wording)),
+    ...shown.map((job) => statusLine(job, Date.now(), wording, session)),
     ...damaged.map((job) => damagedStatusLine(job, wording)),
   ];
   return lines.length ? lines.join('\n') : 'No active or unreviewed tasks in this project.';
@@ -104,13 +108,14 @@ async function oneStatus(
   project: string,
   id: string,
   wording: Wording,
+  session: string | undefined,
 ): Promise<string> {
   try {
     const job = await getTask(dataHome, id, wording);
     const resultDamage = damagedResult(dataHome, job);
     if (resultDamage)
       return damagedStatusLine(locateDamaged(dataHome, resultDamage, project, undefined), wording);
-    return statusLine(job, Date.now(), wording);
+    return statusLine(job, Date.now(), wording, session);
   } catch (error) {
     if (error instanceof DamagedJobError)
       return damagedStatusLine(await locateDamagedTask(dataHome, project, error), wording);

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
+import { sessionOf } from '../store/job-file.ts';
 import { READS_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
@@ -19,5 +20,11 @@ export const taskStatusTool = defineTool({
   },
   annotations: READS_LOCAL_FILES,
   handler: async (input, { context, services }) =>
-    services.taskStatusText(context.dataHome, realpathSync(context.projectDir), input.task_ids),
+    services.taskStatusText(
+      context.dataHome,
+      realpathSync(context.projectDir),
+      input.task_ids,
+      undefined,
+      sessionOf(context.env),
+    ),
 });
