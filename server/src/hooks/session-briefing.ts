@@ -10,8 +10,8 @@ const MAX_TASKS_LISTED = 8;
 /**
  * The SessionStart briefing: the profiles ready to use and this project's tasks waiting for
  * an answer or a review, in a few lines; undefined when there is nothing to say. Given the
- * session, it lists the tasks that session started (a resumed or compacted session keeps its
- * id, so its tasks) and only counts, in one marked line, those of other sessions or of none.
+ * session, it lists the tasks that session started (`claude --resume` keeps the id, so a resumed
+ * session its tasks) and only counts, in one marked line, those of other sessions or of none.
  */
 export function sessionBriefing(options: {
   profiles: readonly BriefProfile[];
