@@ -199,3 +199,42 @@ describe('two Claude Code sessions in one project', () => {
     },
   );
 });
+
+describe('one Claude Code session after /clear', () => {
+  it('a task its server starts after /clear is still its own: on the status line, and its end starts a turn', async () => {
+    const install = spawnSync(process.execPath, [CLI_BUNDLE, 'statusline', 'install'], {
+      env: world.env,
+      encoding: 'utf8',
+    });
+    expect(install.status, install.stderr).toBe(0);
+    const { release } = await startHeldWorker();
+    const one = await openSession(startsTheTask, { CLAUDE_CODE_DISABLE_MCP_TASKS: '1' }, [
+      '--allowedTools',
+      toolName('task_start'),
+    ]);
+    one.claude.type('/clear');
+    await settle(800);
+    one.claude.type('\r');
+    await settle(3_000);
+    one.claude.type('Delegate the fix of add()');
+    await settle(500);
+    one.claude.type('\r');
+    let taskId = '';
+    await waitFor(() => {
+      taskId = readJobSummaries(world.dataHome).find((job) => job.session === one.id)?.id ?? '';
+      return taskId !== '' && (worker?.requests.length ?? 0) >= 2;
+    }, 60_000);
+    // The conversation has a new id now; the server (and so the task) kept the first one.
+    const conversationId = one.supervisor.requests[0]!.headers['x-claude-code-session-id'];
+    expect(conversationId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(conversationId).not.toBe(one.id);
+    await waitFor(() => plainScreen(one.claude.screen()).includes(`delegate: ${taskId} ·`), 30_000);
+    expect(plainScreen(one.claude.screen())).not.toContain('other session');
+    release();
+    await waitFor(
+      () => sentTo(one).includes(`<event>[delegate] task ${taskId} done: verdict passed`),
+      60_000,
+      200,
+    );
+  });
+});

@@ -1,4 +1,8 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshStatusText } from '../../server/src/store/status-lines-file.ts';
 import { runHook } from '../helpers/hook.ts';
 import { createTempEnv, writeJobFixture, type TempEnv } from '../helpers/temp-env.ts';
 
@@ -178,6 +182,58 @@ describe('SessionStart briefing (built bundle)', () => {
         expect(context.split('\n')[0]).toBe(HEAD);
       },
     );
+  });
+
+  describe('after /clear: the new id is linked to the one the Claude Code process started with', () => {
+    const FIRST = '3f1d9c2e-7b4a-4e21-9a0b-5c6d7e8f9a01';
+    const CLEARED = '0d5e6f70-8192-4a3b-9c4d-5e6f708192a3';
+    let claude: ChildProcess | undefined;
+    beforeEach(() => {
+      // Stands in for the Claude Code process: what CLAUDE_PID names in hooks and status lines.
+      claude = spawn('sleep', ['60'], { stdio: 'ignore' });
+      writeJobFixture(world.dataHome, {
+        id: 't_first1',
+        project: world.project,
+        state: 'done',
+        verdict: 'passed',
+        session: FIRST,
+      });
+    });
+    afterEach(() => {
+      claude?.kill('SIGKILL');
+      claude = undefined;
+    });
+    const brief = (session: string, source: string, pid = claude!.pid!) =>
+      start({ CLAUDE_PID: String(pid) }, session, source).json.hookSpecificOutput
+        .additionalContext as string;
+    const line = (session: string) =>
+      freshStatusText(
+        readFileSync(join(world.dataHome, 'status', 'lines'), 'utf8'),
+        world.project,
+        Date.now(),
+        session,
+      );
+
+    it('the same terminal: the briefing lists its task, the status line shows it under the new id', () => {
+      expect(brief(FIRST, 'startup')).toContain('- t_first1 done (passed)');
+      const cleared = brief(CLEARED, 'clear');
+      expect(cleared).toContain('- t_first1 done (passed), not reviewed → task_result t_first1');
+      expect(cleared).not.toContain("Not this session's");
+      expect(line(CLEARED)).toBe('delegate: t_first1 done passed → task_result');
+    });
+
+    it('another terminal, or one Claude Code process gone: nothing linked', () => {
+      expect(brief(FIRST, 'startup')).toContain('- t_first1 done (passed)');
+      const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+      try {
+        expect(brief(CLEARED, 'startup', other.pid)).toContain("Not this session's: 1 task");
+      } finally {
+        other.kill('SIGKILL');
+      }
+      claude!.kill('SIGKILL');
+      spawnSync('sleep', ['0.2']);
+      expect(brief(CLEARED, 'clear')).toContain("Not this session's: 1 task");
+    });
   });
 
   it('fails open on malformed input', () => {

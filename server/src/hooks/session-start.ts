@@ -4,19 +4,23 @@
  * a session from starting.
  */
 import { realpathSync } from 'node:fs';
-import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
+import { resolveDataHome, resolveProjectDir, type Environment } from '../config/paths.ts';
 import { briefProfiles, readRawConfigs } from '../config/read-settings.ts';
 import { readJobSummaries, sessionOf } from '../store/job-file.ts';
+import { refreshStatusLines } from '../store/refresh-status.ts';
+import { linkSession } from '../store/session-links.ts';
 import { readStdin } from './hook-io.ts';
 import { sessionBriefing } from './session-briefing.ts';
 
-try {
+async function main(): Promise<void> {
   const input = JSON.parse(readStdin() || '{}') as { cwd?: unknown; session_id?: unknown };
   const env = process.env;
   const dataHome = resolveDataHome(env);
   const projectDir = realpathSync(
     resolveProjectDir(env, typeof input.cwd === 'string' ? input.cwd : process.cwd()),
   );
+  const given =
+    typeof input.session_id === 'string' && input.session_id ? input.session_id : sessionOf(env);
   const configs = readRawConfigs(dataHome, projectDir);
   const defaults = configs
     .map(({ json }) => json.defaultProfile)
@@ -27,8 +31,7 @@ try {
     jobs: readJobSummaries(dataHome),
     projectDir,
     env,
-    session:
-      typeof input.session_id === 'string' && input.session_id ? input.session_id : sessionOf(env),
+    session: given && (await firstSessionOf(dataHome, env, given)),
   });
   if (briefing) {
     process.stdout.write(
@@ -37,6 +40,23 @@ try {
       }),
     );
   }
-} catch (error) {
-  process.stderr.write(`[delegate] session briefing skipped after an error: ${String(error)}\n`);
 }
+
+/**
+ * The session id this terminal's Claude Code process started with (its tasks carry it), linked
+ * to the one given now so the status line follows after a /clear; the given one on any failure.
+ */
+async function firstSessionOf(dataHome: string, env: Environment, given: string): Promise<string> {
+  try {
+    const { first, isChanged } = await linkSession(dataHome, Number(env.CLAUDE_PID), given);
+    if (isChanged) await refreshStatusLines(dataHome);
+    return first;
+  } catch (error) {
+    process.stderr.write(`[delegate] session not linked: ${String(error)}\n`);
+    return given;
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`[delegate] session briefing skipped after an error: ${String(error)}\n`);
+});

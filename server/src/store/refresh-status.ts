@@ -10,6 +10,7 @@ import {
   type BootClock,
   type StatusSegment,
 } from './render-status.ts';
+import { readSessionLinks } from './session-links.ts';
 import { formatStatusLines, statusSessionKey } from './status-lines-file.ts';
 import { statusDir, statusLinesPath } from './status-key.ts';
 
@@ -31,7 +32,7 @@ export async function refreshStatusLines(dataHome: string, nowMs = Date.now()): 
         const text = formatStatusLines(
           segmentsByProject(jobs, nowMs),
           bootClock(nowMs),
-          segmentsBySession(jobs, nowMs),
+          segmentsBySession(jobs, nowMs, readSessionLinks(dataHome).current),
         );
         writeFileAtomicSync(statusLinesPath(dataHome), text);
         return Promise.resolve();
@@ -65,15 +66,21 @@ function segmentsByProject(
   return segments;
 }
 
-/** Each session's own line in each project: the tasks it started (tasks of no session together). */
+/**
+ * Each session's own line in each project: the tasks it started (tasks of no session together),
+ * under the id its terminal's conversation has now (`current`, after a /clear).
+ */
 function segmentsBySession(
   jobs: readonly JobSummary[],
   nowMs: number,
+  current: Readonly<Record<string, string>>,
 ): Map<string, Map<string, StatusSegment[]>> {
   const projects = new Map<string, Map<string, StatusSegment[]>>();
+  const keyOf = (job: JobSummary) =>
+    statusSessionKey(job.session === undefined ? undefined : (current[job.session] ?? job.session));
   for (const [project, inProject] of groupBy(jobs, (job) => job.project)) {
     const sessions = new Map<string, StatusSegment[]>();
-    for (const [session, own] of groupBy(inProject, (job) => statusSessionKey(job.session))) {
+    for (const [session, own] of groupBy(inProject, keyOf)) {
       const rendered = renderStatusSegments(own, nowMs);
       if (rendered.length > 0) sessions.set(session, rendered);
     }

@@ -42,7 +42,12 @@ function readProcessStat(pid: number): ProcessStat | undefined {
 }
 
 export function currentProcessIdentity(): ProcessIdentity {
-  return { pid: process.pid, startTime: readProcessStat(process.pid)?.startTime ?? '' };
+  return processIdentity(process.pid);
+}
+
+/** Another process's identity now (its start time '' off Linux, or when it is gone). */
+export function processIdentity(pid: number): ProcessIdentity {
+  return { pid, startTime: readProcessStat(pid)?.startTime ?? '' };
 }
 
 /**
