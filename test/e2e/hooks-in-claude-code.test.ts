@@ -96,7 +96,7 @@ describe('hooks inside the real Claude Code', () => {
     expect(run.wallMs).toBeLessThan(14_000);
   });
 
-  it('puts the SessionStart briefing into the supervisor context when a task awaits review', async () => {
+  it('puts the SessionStart briefing into the supervisor context: its session’s task awaiting review, another’s counted', async () => {
     world.writeConfig({
       profiles: {
         local: {
@@ -108,12 +108,10 @@ describe('hooks inside the real Claude Code', () => {
         },
       },
     });
-    writeJobFixture(world.dataHome, {
-      id: 't_review1',
-      project: world.project,
-      state: 'done',
-      verdict: 'passed',
-    });
+    const session = '5a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d';
+    const ended = { project: world.project, state: 'done', verdict: 'passed' };
+    writeJobFixture(world.dataHome, { id: 't_review1', ...ended, session });
+    writeJobFixture(world.dataHome, { id: 't_theirs1', ...ended, session: 'another-session' });
     supervisor = await startFakeProvider({ respond: byAssistantTurn([{ text: 'Hello.' }]) });
     const run = await runClaude({
       prompt: 'Hi',
@@ -121,11 +119,14 @@ describe('hooks inside the real Claude Code', () => {
       home: world.home,
       baseUrl: supervisor.url,
       pluginDir: PLUGIN_ROOT,
+      extraArgs: ['--session-id', session],
       env: { DELEGATE_HOME: world.dataHome },
     });
     expect(run.exitCode, run.stderr).toBe(0);
     const firstRequest = JSON.stringify(supervisor.requests[0]!.body);
     expect(firstRequest).toContain('Workers ready: local — private work.');
     expect(firstRequest).toContain('t_review1 done (passed), not reviewed → task_result t_review1');
+    expect(firstRequest).toContain("Not this session's: 1 task of other sessions here");
+    expect(firstRequest).not.toContain('t_theirs1');
   });
 });
