@@ -17,7 +17,7 @@ import {
   type RecordedRequest,
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
-import { REPO_ROOT } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
 import { killQuietly, settleWorkers } from '../helpers/processes.ts';
 import { toolName } from '../helpers/supervisor.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
@@ -106,7 +106,7 @@ async function openSession(
     cwd: world.project,
     home: world.home,
     baseUrl: supervisor.url,
-    pluginDir: REPO_ROOT,
+    pluginDir: PLUGIN_ROOT,
     args,
     env: {
       DELEGATE_HOME: world.dataHome,
