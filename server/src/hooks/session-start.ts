@@ -7,7 +7,7 @@ import { realpathSync } from 'node:fs';
 import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
 import { briefProfiles, readRawConfigs } from '../config/read-settings.ts';
 import { readJobSummaries } from '../store/job-file.ts';
-import { readStdin } from './hook-io.ts';
+import { readStdin } from '../guard/hook-io.ts';
 import { sessionBriefing } from './session-briefing.ts';
 
 try {
