@@ -7,8 +7,8 @@
 # dead (server not started yet, crashed, or not Node 20), the command runs, and decides the same.
 #   sh fallback.sh <command> [arguments…]
 home=${DELEGATE_HOME:-${HOME:-}/.delegate}
-if [ -n "${PPID:-}" ] && read -r pid <"$home/hook-servers/$PPID" 2>/dev/null &&
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+mark=$home/hook-servers/${PPID:-none}
+if [ -f "$mark" ] && read -r pid 2>/dev/null <"$mark" && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
   exit 0
 fi
 exec "$@"
