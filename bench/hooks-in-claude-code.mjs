@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { loadTestHelper, median } from './lib.mjs';
 
 const CALLS = 25;
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 /** Each mode's PreToolUse and PostToolUse hooks on Bash (`root` is the plugin's folder). */
 function modes(root, httpUrl) {
