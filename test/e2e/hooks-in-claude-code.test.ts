@@ -172,6 +172,34 @@ describe('hooks inside the real Claude Code', () => {
     }
   });
 
+  it('keeps hook_answer from the model: a direct call to it is refused as an unknown tool', async () => {
+    const big = world.writeProjectFile('big.log', makeLog(200 * 1024));
+    supervisor = await startFakeProvider({
+      respond: byAssistantTurn([
+        use('toolu_hook', 'mcp__plugin_delegate_workers__hook_answer', {
+          event: 'PostToolUse',
+          tool_name: 'Read',
+          tool_input: JSON.stringify({ file_path: big }),
+          cwd: world.project,
+        }),
+        { text: 'Done.' },
+      ]),
+    });
+    const run = await runClaude({
+      prompt: 'Hi',
+      cwd: world.project,
+      home: world.home,
+      baseUrl: supervisor.url,
+      pluginDir: REPO_ROOT,
+      allowedTools: ['mcp__plugin_delegate_workers__hook_answer'],
+      env: { DELEGATE_HOME: world.dataHome },
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const called = toolResults(supervisor.requests[1]!).get('toolu_hook');
+    expect(called?.isError).toBe(true);
+    expect(called?.text).toMatch(/no such tool/i);
+  });
+
   it('puts the SessionStart briefing into the supervisor context when a task awaits review', async () => {
     world.writeConfig({
       profiles: {
