@@ -7,6 +7,7 @@ import { benchAttempts } from './attempts.mjs';
 import { benchContextSize } from './context-size.mjs';
 import { benchExplore } from './explore.mjs';
 import { benchHookTime } from './hook-time.mjs';
+import { benchHooksInClaudeCode } from './hooks-in-claude-code.mjs';
 import { benchProviderEngine } from './provider-engine.mjs';
 import { benchRouting } from './routing.mjs';
 import { benchRunners } from './runners.mjs';
@@ -19,6 +20,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCHES = [
   benchServerStart,
   benchHookTime,
+  benchHooksInClaudeCode,
   benchProviderEngine,
   benchTasks,
   benchWorkerMemory,

@@ -23,7 +23,7 @@ const HOOK_ENTRIES = {
   'pre-tool-use': 'server/src/hooks/pre-tool-use.ts',
   'post-tool-use': 'server/src/hooks/post-tool-use.ts',
   'session-start': 'server/src/hooks/session-start.ts',
-  'classify-bash': 'server/src/hooks/classify-bash.ts',
+  'classify-bash': 'server/src/guard/classify-bash.ts',
 };
 
 /** The guard's lazy `import('./classify-bash.ts')` becomes a require of the sibling bundle. */
@@ -31,7 +31,7 @@ const classifierAsSibling = {
   name: 'classifier-as-sibling',
   setup(pluginBuild) {
     pluginBuild.onResolve({ filter: /^\.\/classify-bash\.ts$/ }, (args) =>
-      args.importer.endsWith('pre-tool-use.ts')
+      args.importer.endsWith('pre-tool-answer.ts')
         ? { path: './classify-bash.cjs', external: true }
         : undefined,
     );

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const FLOORS = [
   ['util'],
   ['config'],
+  ['guard'],
   ['wire'],
   ['profiles'],
   ['store'],

@@ -5,6 +5,8 @@ import { createCallTasks } from './call-tasks.ts';
 import { dualEraTransport } from './dual-era.ts';
 import { createServer, INSTRUCTIONS, once } from './server.ts';
 import { stdioLines } from './stdio-lines.ts';
+import { markHookServer } from './hook-server-mark.ts';
+import { hookAnswerTool } from './tools/hook-answer.ts';
 import { createTaskDoor } from './tools/task-door.ts';
 import { TOOLS } from './tools/registry.ts';
 import { VERSION } from './util/version.ts';
@@ -12,6 +14,8 @@ import { VERSION } from './util/version.ts';
 /** The composition root of the MCP server: environment → context → server → stdio. */
 async function main(): Promise<void> {
   const env = process.env;
+  // Lets tests see what Claude Code does with a plugin server that failed to start.
+  if (env.DELEGATE_SERVER_EXIT_FOR_TEST === '1') process.exit(1);
   const log = (message: string) => process.stderr.write(`[delegate] ${message}\n`);
   const context = {
     env,
@@ -23,7 +27,14 @@ async function main(): Promise<void> {
     learned: new Map(),
   };
   const loadServices = once(() => import('./tools/services.ts'));
-  const server = createServer({ context, tools: TOOLS, loadServices, version: VERSION, log });
+  const server = createServer({
+    context,
+    tools: TOOLS,
+    hookTools: [hookAnswerTool],
+    loadServices,
+    version: VERSION,
+    log,
+  });
   // Both protocol eras: legacy clients reach the SDK unchanged, modern ones get native tasks.
   const pollIntervalMs = milliseconds(env.DELEGATE_TASK_POLL_MS, 2000);
   const transport = dualEraTransport(stdioLines(), {
@@ -42,9 +53,12 @@ async function main(): Promise<void> {
     tools: TOOLS,
   });
   let closing = false;
+  let unmark: () => void = () => undefined;
+  process.on('exit', () => unmark());
   const shutdown = () => {
     if (closing) return;
     closing = true;
+    unmark();
     void server.close().finally(() => process.exit(0));
   };
   // The client closing our stdin is the normal end of a session.
@@ -53,6 +67,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
   await server.connect(transport);
+  unmark = markHookServer(context.dataHome, process.ppid, process.pid);
 }
 
 /**

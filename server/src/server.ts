@@ -14,6 +14,7 @@ import type {
   UserQuestion,
 } from './tools/define-tool.ts';
 import { argumentSchema, userQuestionForm } from './tools/define-tool.ts';
+import type { HookTool } from './tools/hook-answer.ts';
 import { describeFileSystemError } from './util/file-system-error.ts';
 import { UserError } from './util/user-error.ts';
 
@@ -27,6 +28,8 @@ export const INSTRUCTIONS =
 export interface ServerDependencies {
   context: AppContext;
   tools: readonly ToolDefinition[];
+  /** Tools only hooks call: listed for apps, never shown to the model (see `HIDDEN_FROM_MODEL`). */
+  hookTools?: readonly HookTool[];
   /**
    * Loads what the handlers run (`tools/services.ts`, imported dynamically by the entry); called
    * once, at the first tool call, so `initialize` and `tools/list` stay light.
@@ -62,7 +65,43 @@ export function createServer(dependencies: ServerDependencies): McpServer {
         }),
     );
   }
+  for (const tool of dependencies.hookTools ?? []) registerHookTool(server, tool, dependencies);
   return server;
+}
+
+/**
+ * MCP Apps visibility: a tool for the app (the client) alone. Claude Code 2.1.328 then leaves it
+ * out of the model's tool list and its deferred-tool list, and still runs `mcp_tool` hooks on it.
+ */
+export const HIDDEN_FROM_MODEL = { ui: { visibility: ['app'] } };
+
+/**
+ * A hook tool answers with the hook's JSON as its text, or an empty text for no decision; on any
+ * error too (logged), because a hook must never block or change a call through its own bug.
+ */
+function registerHookTool(
+  server: McpServer,
+  tool: HookTool,
+  { context, log }: Pick<ServerDependencies, 'context' | 'log'>,
+): void {
+  server.registerTool(
+    tool.name,
+    {
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      annotations: tool.annotations,
+      _meta: HIDDEN_FROM_MODEL,
+    },
+    async (input: Record<string, unknown>): Promise<CallToolResult> => {
+      let text = '';
+      try {
+        text = (await tool.answer(input, context.env)) ?? '';
+      } catch (error) {
+        log(`${tool.name} let the call through after an error: ${String(error)}`);
+      }
+      return { content: [{ type: 'text', text }] };
+    },
+  );
 }
 
 /** `load`, run at the first call only; a failed load is tried again at the next. */

@@ -33,7 +33,11 @@ function substituted(entry: Declared): Declared {
 
 function declaredHook(event: 'PreToolUse' | 'SessionStart'): Declared {
   const hooks = JSON.parse(readFileSync(join(PLUGIN_ROOT, 'hooks', 'hooks.json'), 'utf8'));
-  return substituted(hooks.hooks[event][0].hooks[0] as Declared);
+  // The command path (the PreToolUse guard's beside its mcp_tool hook: the one that starts Node).
+  const declared = hooks.hooks[event][0].hooks.find(
+    (hook: { type: string }) => hook.type === 'command',
+  );
+  return substituted(declared as Declared);
 }
 
 function declaredServer(): Declared {

@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KEEP_OUTPUTS } from '../../server/src/hooks/output-store.ts';
+import { KEEP_OUTPUTS } from '../../server/src/guard/output-store.ts';
 import { postToolUse, preToolUse, runHook } from '../helpers/hook.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 

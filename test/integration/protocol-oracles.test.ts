@@ -70,7 +70,13 @@ describe('the MCP Inspector CLI 2.12.0 as a strict client', () => {
       ]);
       expect(list.error).toBeUndefined();
       const tools = list.result.tools as Array<Record<string, any>>;
-      expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
+      // Every tool, and hook_answer, which only Claude Code's hooks call.
+      expect(tools.map((tool) => tool.name).sort()).toEqual(
+        [...TOOLS.map((tool) => tool.name), 'hook_answer'].sort(),
+      );
+      // In either era it stays out of the model's list: MCP Apps visibility "app" only.
+      const hook = tools.find((tool) => tool.name === 'hook_answer');
+      expect(hook?._meta?.ui).toEqual({ visibility: ['app'] });
       expect(call.error).toBeUndefined();
       expect(call.result.content[0].text).toContain('No worker is configured');
       // What shows the era the Inspector settled on: a 2026 result names the server in `_meta`,

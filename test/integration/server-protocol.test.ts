@@ -69,7 +69,11 @@ const EXPECTED_ANNOTATIONS = {
 describe('the MCP server over stdio', () => {
   it('lists its tools with all four annotations, within the size budget', async () => {
     server = await startServer(world.env);
-    const { tools } = await server.client.listTools();
+    const { tools: listed } = await server.client.listTools();
+    // hook_answer is for Claude Code's hooks alone: listed for the app, never to the model, so
+    // it costs no context (test/integration/hook-answer-tool.test.ts).
+    expect(listed.at(-1)?.name).toBe('hook_answer');
+    const tools = listed.filter((tool) => tool.name !== 'hook_answer');
     expect(tools.map((tool) => tool.name)).toEqual(Object.keys(EXPECTED_ANNOTATIONS));
     for (const tool of tools) {
       expect(tool.annotations).toMatchObject(

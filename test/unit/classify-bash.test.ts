@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mayReadBigFile } from '../../server/src/hooks/bash-prefilter.ts';
-import { classifyBash, type StatFile } from '../../server/src/hooks/classify-bash.ts';
+import { mayReadBigFile } from '../../server/src/guard/bash-prefilter.ts';
+import { classifyBash, type StatFile } from '../../server/src/guard/classify-bash.ts';
 
 const SIZES = new Map([
   ['/proj/big.log', 200_000],

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LargeReadSettings } from '../../server/src/config/read-settings.ts';
-import { windowBytes } from '../../server/src/hooks/hook-io.ts';
-import { guardLargeRead, type GuardFiles } from '../../server/src/hooks/large-read-guard.ts';
+import { windowBytes } from '../../server/src/guard/hook-io.ts';
+import { guardLargeRead, type GuardFiles } from '../../server/src/guard/large-read-guard.ts';
 
 /** Files the guard sees: absolute path → size and average line length. */
 const FILES = new Map<string, { size: number; lineBytes: number }>([

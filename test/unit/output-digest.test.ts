@@ -3,7 +3,7 @@ import {
   DIGEST_LIMIT_BYTES,
   digestOutput,
   isNotableLine,
-} from '../../server/src/hooks/output-digest.ts';
+} from '../../server/src/guard/output-digest.ts';
 
 const SAVED = '/home/u/.local/share/delegate/outputs/o_abc123.txt';
 const digest = (text: string, what = 'Bash `make`') =>

@@ -3,8 +3,8 @@ import {
   largeReadSettings,
   type LargeReadSettings,
 } from '../../server/src/config/read-settings.ts';
-import { DIGEST_LIMIT_BYTES } from '../../server/src/hooks/output-digest.ts';
-import { guardOutput, type PostToolUseInput } from '../../server/src/hooks/output-guard.ts';
+import { DIGEST_LIMIT_BYTES } from '../../server/src/guard/output-digest.ts';
+import { guardOutput, type PostToolUseInput } from '../../server/src/guard/output-guard.ts';
 
 const settingsFrom = (largeRead: Record<string, unknown> = {}, env = {}): LargeReadSettings =>
   largeReadSettings([{ file: 'config.json', source: 'config', json: { largeRead } }], env);

@@ -39,6 +39,15 @@ export function projectConfigPath(projectDir: string): string {
   return join(projectDir, '.claude', 'delegate.json');
 }
 
+/**
+ * Running servers, one file each, named after the pid of the client process (Claude Code) they
+ * serve and holding their own pid: hooks/fallback.sh skips the command path of a hook while that
+ * session's server is alive, because its `mcp_tool` hook answers in-process.
+ */
+export function hookServersDir(dataHome: string): string {
+  return join(dataHome, 'hook-servers');
+}
+
 export function resultsDir(dataHome: string): string {
   return join(dataHome, 'results');
 }

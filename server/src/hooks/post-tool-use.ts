@@ -6,29 +6,13 @@
  * its own bug. Malformed input or any error ends in exit 0 with no output, which leaves the
  * tool's output as it was; the error goes to stderr (Claude Code's debug log).
  */
-import { resolveDataHome, resolveProjectDir } from '../config/paths.ts';
-import { largeReadSettings, readRawConfigs } from '../config/read-settings.ts';
-import { readStdin, readTextEnds } from './hook-io.ts';
-import { guardOutput, type PostToolUseInput } from './output-guard.ts';
-import { saveOutput } from './output-store.ts';
+import { answerPostToolUse } from '../guard/post-tool-answer.ts';
+import type { PostToolUseInput } from '../guard/output-guard.ts';
+import { readStdin } from '../guard/hook-io.ts';
 
 function main(): void {
-  const input = JSON.parse(readStdin()) as PostToolUseInput & { cwd?: unknown };
-  const env = process.env;
-  const cwd = typeof input.cwd === 'string' ? input.cwd : process.cwd();
-  const dataHome = resolveDataHome(env);
-  const settings = largeReadSettings(readRawConfigs(dataHome, resolveProjectDir(env, cwd)), env);
-  const replacement = guardOutput(input, settings, {
-    // Claude Code writes that file itself: a link there is not its own, and is not followed.
-    readText: (path) => readTextEnds(path, { followLinks: false }),
-    save: (tool, text) => saveOutput(dataHome, tool, text),
-  });
-  if (replacement === undefined) return;
-  process.stdout.write(
-    JSON.stringify({
-      hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: replacement },
-    }),
-  );
+  const answer = answerPostToolUse(JSON.parse(readStdin()) as PostToolUseInput, process.env);
+  if (answer !== undefined) process.stdout.write(answer);
 }
 
 try {

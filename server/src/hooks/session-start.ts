@@ -9,7 +9,7 @@ import { briefProfiles, readRawConfigs } from '../config/read-settings.ts';
 import { readJobSummaries, sessionOf } from '../store/job-file.ts';
 import { refreshStatusLines } from '../store/refresh-status.ts';
 import { linkSession } from '../store/session-links.ts';
-import { readStdin } from './hook-io.ts';
+import { readStdin } from '../guard/hook-io.ts';
 import { sessionBriefing } from './session-briefing.ts';
 
 async function main(): Promise<void> {

@@ -1,4 +1,5 @@
 import { inertLine } from '../util/inert-text.ts';
+import { plural } from '../util/plural.ts';
 import type { BootClock, StatusSegment } from './render-status.ts';
 
 /** The marker line saying the file has per-session lines (the readers then use only those). */
@@ -76,7 +77,7 @@ export function freshStatusText(
     if (!tagged || tagged[1] === session) own.push(part);
     else others.add(tagged[1]!);
   }
-  if (others.size > 0) own.push(`+${others.size} other session${others.size === 1 ? '' : 's'}`);
+  if (others.size > 0) own.push(`+${plural(others.size, 'other session')}`);
   return own.length ? `delegate: ${own.join(' | ')}` : '';
 }
 
