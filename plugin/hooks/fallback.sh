@@ -8,7 +8,20 @@
 #   sh fallback.sh <command> [arguments…]
 home=${DELEGATE_HOME:-${HOME:-}/.delegate}
 mark=$home/hook-servers/${PPID:-none}
-if [ -f "$mark" ] && read -r pid 2>/dev/null <"$mark" && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+
+# Whether process $1 runs: a server that died is a zombie until Claude Code reaps it, and
+# `kill -0` still finds a zombie, so its state is read where /proc has it (no process).
+running() {
+  kill -0 "$1" 2>/dev/null || return 1
+  [ -r "/proc/$1/stat" ] || return 0
+  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  case ${stat##*) } in
+    Z* | X*) return 1 ;;
+  esac
+  return 0
+}
+
+if [ -f "$mark" ] && read -r pid 2>/dev/null <"$mark" && [ -n "$pid" ] && running "$pid"; then
   exit 0
 fi
 exec "$@"

@@ -2,11 +2,12 @@
 // (dist/pre-tool-use.cjs, hooks/post-tool-use.sh) fed stdin as Claude Code sends it, and the
 // server's hook_answer tool fed the arguments hooks.json's mcp_tool hooks give it (Claude Code
 // interpolates objects as JSON text). One table of calls, each asked of both.
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postToolUse, preToolUse, runHook } from '../helpers/hook.ts';
-import { startServer, type ServerHandle } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -125,5 +126,39 @@ describe('hook_answer decides as the command hooks do (same calls, both paths)',
     await server.close();
     server = undefined;
     expect(readdirSync(join(world.dataHome, 'hook-servers'))).toEqual([]);
+  });
+
+  it('hooks/fallback.sh runs the command path unless the mark names a running process', async () => {
+    // A process killed and never reaped: its parent became `sleep`, which waits for no child.
+    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: 'pipe' });
+    const zombie = await new Promise<string>((resolve) =>
+      parent.stdout.once('data', (data: Buffer) => resolve(data.toString().trim())),
+    );
+    process.kill(Number(zombie), 'SIGKILL');
+    const gone = spawnSync('sh', ['-c', 'echo $$']).stdout.toString().trim();
+    try {
+      const marks = join(world.dataHome, 'hook-servers');
+      mkdirSync(marks, { recursive: true });
+      const rows: [string, string | undefined, boolean][] = [
+        ['no mark', undefined, true],
+        ['an empty mark', '', true],
+        ['a process that is gone', gone, true],
+        ['a killed server not yet reaped (a zombie)', zombie, true],
+        ['a running server', String(parent.pid), false],
+      ];
+      for (const [what, pid, runs] of rows) {
+        rmSync(join(marks, String(process.pid)), { force: true });
+        if (pid !== undefined) writeFileSync(join(marks, String(process.pid)), `${pid}\n`);
+        const result = spawnSync(
+          'sh',
+          [join(PLUGIN_ROOT, 'hooks', 'fallback.sh'), 'sh', '-c', 'echo ran'],
+          { env: world.env, encoding: 'utf8' },
+        );
+        expect(result.stdout.includes('ran'), what).toBe(runs);
+        expect(result.stderr, what).toBe('');
+      }
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });
