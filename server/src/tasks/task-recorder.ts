@@ -84,7 +84,10 @@ export function createTaskRecorder(dataHome: string, id: string): TaskRecorder {
   const progress = (change: JobChange, costUsd = 0) => {
     record(change, costUsd);
     if (timer) return;
-    timer = setTimeout(flush, Math.max(0, lastWriteAt + PROGRESS_WRITE_MS - Date.now()));
+    timer = setTimeout(
+      () => void flush(),
+      Math.max(0, lastWriteAt + PROGRESS_WRITE_MS - Date.now()),
+    );
     // The worker's end writes what is left (runEngine's last update); no timer keeps it alive.
     timer.unref();
   };
@@ -136,8 +139,8 @@ function changedPart(job: JobFile, batch: readonly Pending[]): Partial<JobFile> 
   for (const { change } of batch) current = { ...current, ...change(current) };
   const patch: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(current)) {
-    const before = (job as unknown as Record<string, unknown>)[key];
+    const before: unknown = job[key as keyof JobFile];
     if (value !== before && JSON.stringify(value) !== JSON.stringify(before)) patch[key] = value;
   }
-  return Object.keys(patch).length > 0 ? (patch as Partial<JobFile>) : undefined;
+  return Object.keys(patch).length > 0 ? patch : undefined;
 }
