@@ -116,6 +116,10 @@ export async function loadSource(root, temp, path) {
     format: 'esm',
     platform: 'node',
     define: { 'import.meta.url': JSON.stringify(pathToFileURL(join(root, path)).href) },
+    // Bundled CommonJS dependencies (fast-glob) call require(); ESM has none without this.
+    banner: {
+      js: "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);",
+    },
     logLevel: 'error',
   });
   return import(module);

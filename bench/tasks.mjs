@@ -1,13 +1,61 @@
 // Tasks: task_status size per task, time from task_start to the worker's first model request,
-// and the agent loop's overhead per turn against an instant fake provider.
+// and the agent loop's overhead per turn against an instant fake provider; each beside its floor
+// measured in the same run: `git worktree add` plus a bare Node start, and the same loop in-process.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GIT_IDENTITY, loadFakeProvider, median, startRawServer } from './lib.mjs';
+import {
+  GIT_IDENTITY,
+  loadFakeProvider,
+  loadTestHelper,
+  median,
+  startRawServer,
+  timeProcess,
+} from './lib.mjs';
 
 const TURNS = 60;
 const TASKS = 10;
+const FLOOR_RUNS = 10;
+
+/** The start's floor: `git worktree add` of a new branch in the project, and a bare `node -e 0`. */
+async function startFloor(project, temp, env) {
+  const worktrees = [];
+  const nodes = [];
+  for (let index = 0; index < FLOOR_RUNS; index += 1) {
+    const path = join(temp, `floor-${index}`);
+    const args = ['-C', project, 'worktree', 'add', '-q', '-b', `floor-${index}`, path];
+    worktrees.push(await timeProcess('git', args, env));
+    nodes.push(await timeProcess(process.execPath, ['-e', '0'], env));
+  }
+  for (let index = 0; index < FLOOR_RUNS; index += 1) {
+    execFileSync('git', [
+      '-C',
+      project,
+      'worktree',
+      'remove',
+      '--force',
+      join(temp, `floor-${index}`),
+    ]);
+    execFileSync('git', ['-C', project, 'branch', '-q', '-D', `floor-${index}`]);
+  }
+  return { worktree: median(worktrees), node: median(nodes) };
+}
+
+/** The turn's floor: the same report_progress turns through the agent loop in-process (no job files). */
+async function loopFloor(root, temp) {
+  const { runScriptedAgent } = await loadTestHelper(root, temp, 'agent-run');
+  const steps = Array.from({ length: TURNS }, (_, turn) => ({
+    toolUses: [{ name: 'report_progress', input: { note: `turn ${turn}` } }],
+  }));
+  steps.push({ text: 'done' });
+  const gaps = [];
+  for (let round = 0; round < 3; round += 1) {
+    const run = await runScriptedAgent({ steps, root: temp, maxTurns: TURNS + 5 });
+    gaps.push(...run.gapsMs);
+  }
+  return median(gaps);
+}
 
 export async function benchTasks(root) {
   const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-tasks-'));
@@ -86,9 +134,14 @@ export async function benchTasks(root) {
     });
     server.close();
     await fake.close();
+    const floor = await startFloor(project, temp, gitEnv);
+    const startFloorMs = floor.worktree + floor.node;
+    const loopFloorMs = await loopFloor(root, temp);
+    const startMs = median(startDelays);
+    const turnMs = median(gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each); a ${TURNS}-turn task against an instant fake for the loop overhead.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each); a ${TURNS}-turn task against an instant fake for the loop overhead, and the same ${TURNS} turns in-process (3 rounds). Floors are measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
@@ -97,13 +150,23 @@ export async function benchTasks(root) {
         ],
         [
           '`task_start` sent → worker’s first model request (median)',
-          `${median(startDelays).toFixed(0)} ms`,
-          '',
+          `${startMs.toFixed(0)} ms = ${(startMs / startFloorMs).toFixed(1)}× the floor`,
+          '≤ 250 ms',
         ],
         [
-          'agent loop, one turn: fake’s reply → next model request, no tool time (median)',
-          `${median(gaps).toFixed(2)} ms`,
-          '≤ 5 ms',
+          'floor: `git worktree add` + bare `node -e 0` (medians, same run)',
+          `${floor.worktree.toFixed(0)} + ${floor.node.toFixed(0)} = ${startFloorMs.toFixed(0)} ms`,
+          'baseline',
+        ],
+        [
+          'agent loop, one turn in the task worker: fake’s reply → next model request, no tool time (median)',
+          `${turnMs.toFixed(2)} ms = ${(turnMs / loopFloorMs).toFixed(2)}× the floor`,
+          '≤ 1.5× the floor',
+        ],
+        [
+          'floor: the same turns through the agent loop in-process, no job files (median, same run)',
+          `${loopFloorMs.toFixed(2)} ms`,
+          'baseline',
         ],
       ],
     };

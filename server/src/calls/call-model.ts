@@ -201,14 +201,20 @@ async function callProfile(
     },
     () => knownSecrets(context.dataHome, [...everyProfile(config), profile], context.env),
   );
-  // One token per byte of the body as sent bounds what any tokenizer counts. Without the
-  // adapter's own count, the request's JSON holds every byte of text sent and more.
-  const inputBytes =
-    client.requestBytes?.(call.request) ?? Buffer.byteLength(JSON.stringify(call.request));
-  const request = call.taskBudget
-    ? fitToTaskBudget(call.request, price, inputBytes, call.taskBudget)
-    : call.request;
   const { taskBudget } = call;
+  const isBudgeted =
+    taskBudget !== undefined ||
+    config.budget.dailyUsd !== undefined ||
+    config.budget.perTaskUsd !== undefined;
+  // One token per byte of the body as sent bounds what any tokenizer counts. Without the
+  // adapter's own count, the request's JSON holds every byte of text sent and more. Measured
+  // only under a budget: serialising a long history costs every call of a task otherwise.
+  const inputBytes = isBudgeted
+    ? (client.requestBytes?.(call.request) ?? Buffer.byteLength(JSON.stringify(call.request)))
+    : 0;
+  const request = taskBudget
+    ? fitToTaskBudget(call.request, price, inputBytes, taskBudget)
+    : call.request;
   const reservation = await reserveBudget({
     dataHome: context.dataHome,
     // A task's own cap is whole-run and fitted above; what it leaves caps this call's retries.

@@ -4,8 +4,7 @@
  * sharing the call's `callId`. Every session on the machine appends to the same files; budgets, the
  * `usage` tool and the status line read them.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseJsonLines } from '../util/read-json.ts';
 import { UserError } from '../util/user-error.ts';
@@ -81,14 +80,16 @@ export function utcDay(time: string | Date): string {
 }
 
 /** Appends one record as one line with one `write` on an O_APPEND handle, so lines never interleave. */
-export async function appendLedger(dataHome: string, record: LedgerRecord): Promise<void> {
-  const dir = ledgerDir(dataHome);
-  await mkdir(dir, { recursive: true });
-  const file = await open(join(dir, `${utcDay(record.ts)}.jsonl`), 'a', 0o600);
+export function appendLedger(dataHome: string, record: LedgerRecord): Promise<void> {
+  // Synchronous: one small append costs less than the thread pool's four round trips (a task
+  // worker writes one per model call), and the line is on disk before the call's answer is used.
   try {
-    await file.write(ledgerLine(record));
-  } finally {
-    await file.close();
+    const dir = ledgerDir(dataHome);
+    mkdirSync(dir, { recursive: true });
+    appendFileSync(join(dir, `${utcDay(record.ts)}.jsonl`), ledgerLine(record), { mode: 0o600 });
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 }
 

@@ -235,8 +235,20 @@ function readConfigFile(file: string): ConfigFile | undefined {
         'Fix the syntax (no comments or trailing commas) and call again.',
     );
   }
-  return validateConfig(file, read.value);
+  // Validation (zod) is most of a load; a file read again unchanged is not validated again.
+  const known = validated.get(file);
+  if (known?.text === read.text) return structuredClone(known.config);
+  const config = validateConfig(file, read.value);
+  validated.set(file, { text: read.text, config: structuredClone(config) });
+  return config;
 }
+
+/**
+ * The last validated content of each config file read by this process, by its exact text: a
+ * pure memo (the same text validates the same way), so a task worker's every model call does
+ * not run the schema again. A changed file is validated as before.
+ */
+const validated = new Map<string, { text: string; config: ConfigFile }>();
 
 function validateConfig(file: string, json: unknown): ConfigFile {
   const parsed = configSchema.safeParse(json);

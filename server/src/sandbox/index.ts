@@ -17,4 +17,10 @@ export {
   type SandboxPolicy,
   type TaskSandboxInput,
 } from './sandbox-policy.ts';
-export { sandboxForJob, taskAllowHosts, type SandboxedJob } from './task-sandbox.ts';
+export {
+  checkJobSandbox,
+  sandboxForJob,
+  sandboxPolicyForJob,
+  taskAllowHosts,
+  type SandboxedJob,
+} from './task-sandbox.ts';

@@ -38,13 +38,36 @@ export async function sandboxForJob(
   extraWritable: readonly string[] = [],
 ): Promise<SandboxPolicy | undefined> {
   if (!job.sandboxed) return undefined;
-  // task_start probed the sandbox already; here starting it (dependencies, proxies) is enough.
+  await checkJobSandbox(env);
+  return sandboxPolicyForJob(job, dataHome, env, extraReadable, extraWritable);
+}
+
+/**
+ * A task started sandboxed finds the sandbox still working, or this throws. task_start probed
+ * the sandbox already; here starting it (dependencies, proxies) is enough.
+ */
+export async function checkJobSandbox(env: Environment): Promise<void> {
   const check = await checkSandbox(env, false);
   if (!check.isAvailable) {
     throw new Error(
       `the task was started in the OS sandbox, which no longer works: ${check.reason ?? 'unknown reason'}. ${sandboxInstallHint()}`,
     );
   }
+}
+
+/**
+ * The policy alone, with no check that the sandbox works: for a process that checks it with
+ * {@link checkJobSandbox} before any command runs (every command starts the sandbox anyway,
+ * and fails rather than run outside it).
+ */
+export function sandboxPolicyForJob(
+  job: SandboxedJob,
+  dataHome: string,
+  env: Environment,
+  extraReadable: readonly string[] = [],
+  extraWritable: readonly string[] = [],
+): SandboxPolicy | undefined {
+  if (!job.sandboxed) return undefined;
   // A worktree is writable whole: a read-only worktree around a writable workdir inside it
   // leaves bubblewrap unable to make its mount points there, and every command fails.
   const taskDir = job.worktreePath ?? job.workdir;

@@ -132,28 +132,40 @@ export function readJob(dataHome: string, id: string, wording = TOOL_WORDING): J
 }
 
 export function writeJob(dataHome: string, job: JobFile): Promise<void> {
-  writeFileAtomicSync(
-    join(jobDir(dataHome, job.id), 'job.json'),
-    `${JSON.stringify(job, null, 2)}\n`,
-  );
+  writeJobFile(dataHome, job);
   // The pre-rendered status lines follow every job write (it never throws).
   return refreshStatusLines(dataHome);
 }
 
-/** Read-modify-write under the job's lock, so the server and the worker never lose each other's updates. */
+function writeJobFile(dataHome: string, job: JobFile): void {
+  writeFileAtomicSync(
+    join(jobDir(dataHome, job.id), 'job.json'),
+    `${JSON.stringify(job, null, 2)}\n`,
+  );
+}
+
+/**
+ * Read-modify-write under the job's lock, so the server and the worker never lose each other's
+ * updates. The status lines are rendered after the lock is let go: the render waits for no job
+ * and no job waits for the render, and it still sees this write, which finished before it began.
+ */
 export async function updateJob(
   dataHome: string,
   id: string,
   change: (job: JobFile) => Partial<JobFile> | undefined,
 ): Promise<JobFile> {
-  return withFileLock(join(jobDir(dataHome, id), 'lock'), async () => {
+  let isWritten = false;
+  const job = await withFileLock(join(jobDir(dataHome, id), 'lock'), () => {
     const job = readJob(dataHome, id);
     const patch = change(job);
-    if (!patch) return job;
+    if (!patch) return Promise.resolve(job);
     const next = { ...job, ...patch, updatedAt: new Date().toISOString() };
-    await writeJob(dataHome, next);
-    return next;
+    writeJobFile(dataHome, next);
+    isWritten = true;
+    return Promise.resolve(next);
   });
+  if (isWritten) await refreshStatusLines(dataHome);
+  return job;
 }
 
 export function appendEvent(dataHome: string, id: string, type: string, detail: string): void {

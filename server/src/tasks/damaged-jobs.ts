@@ -134,13 +134,7 @@ export async function cleanDamaged(
   job: DamagedJob,
   keepBranch: boolean,
 ): Promise<string> {
-  for (const pid of processesOfTask(job.id)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone meanwhile.
-    }
-  }
+  await killEveryProcessOf(job.id);
   const notes: string[] = [];
   const branch = job.branch ?? `delegate/${job.id}`;
   if (job.repoDir && existsSync(job.repoDir)) {
@@ -173,4 +167,24 @@ export async function cleanDamaged(
   }
   rmSync(jobDir(dataHome, job.id), { recursive: true, force: true });
   return `${job.id}: damaged task cleaned up${notes.length ? `; ${notes.join('; ')}` : ''}`;
+}
+
+/** Rounds of looking again: a process may be starting one (a check, a bridge) as it is killed. */
+const KILL_ROUNDS = 20;
+const KILL_ROUND_MS = 50;
+
+/** Kills every process carrying the task's id, looking again until none is left (or it gives up). */
+async function killEveryProcessOf(id: string): Promise<void> {
+  for (let round = 0; round < KILL_ROUNDS; round += 1) {
+    const pids = processesOfTask(id);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, KILL_ROUND_MS));
+  }
 }

@@ -101,13 +101,20 @@ export async function stopTask(dataHome: string, id: string, why: string): Promi
   await killTask(job);
   // Children started after the first look are in the job file now; kill those too.
   const stopping = await killTask(readJob(dataHome, id));
-  // A worker killed between billing a call and counting it: the ledger has the call.
+  await catchUpCost(dataHome, id);
+  await finishTask(dataHome, id, { state: 'cancelled', error: why });
+  return stopping;
+}
+
+/**
+ * A worker killed between billing a call and writing it to job.json (its recorder writes cost
+ * with its progress, a moment later): the ledger has the call, and the task's cost is taken from it.
+ */
+export async function catchUpCost(dataHome: string, id: string): Promise<void> {
   await updateJob(dataHome, id, (current) => {
     const billed = billedToTask(dataHome, id, current.createdAt);
     return billed > current.costUsd ? { costUsd: billed } : undefined;
   });
-  await finishTask(dataHome, id, { state: 'cancelled', error: why });
-  return stopping;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { isProcessAlive } from '../util/process-identity.ts';
 import { hardTimeout, idleTimeout } from './stop-messages.ts';
-import { finishTask, type Outcome } from './finish-task.ts';
+import { catchUpCost, finishTask, type Outcome } from './finish-task.ts';
 import { isTerminal, readJob } from '../store/job-store.ts';
 import { killTask } from './task-processes.ts';
 import { settleAttempts } from './attempts.ts';
@@ -45,6 +45,8 @@ async function reconcileWorker(dataHome: string, job: JobFile, now: number): Pro
   }
   if (!outcome) return false;
   await killTask(job);
+  // An unreadable ledger must not keep a dead task from ending.
+  await catchUpCost(dataHome, job.id).catch(() => undefined);
   await finishTask(dataHome, job.id, outcome);
   return true;
 }

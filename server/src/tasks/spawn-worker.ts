@@ -25,23 +25,100 @@ export async function spawnWorker(job: JobFile, context: WorkerLaunch): Promise<
   if (!context.workerScript) throw new Error('the task worker script is not configured');
   const current = readJob(context.dataHome, job.id);
   if (isTerminal(current.state)) return current;
-  const log = openSync(join(jobDir(context.dataHome, job.id), 'worker.log'), 'a');
-  const child = spawn(process.execPath, [context.workerScript, job.id], {
-    cwd: job.workdir,
+  const child = startWorkerProcess(job.id, job.project, job.workdir, context, 'ignore');
+  return recordWorker(job, context, child.pid);
+}
+
+/** A worker started before its task is ready, waiting on its stdin for the word to go. */
+export interface WaitingWorker {
+  /** The task is queued and ready: the worker is recorded in job.json and runs it. */
+  go(job: JobFile): Promise<JobFile>;
+  /** The start did not complete (refused, failed, cancelled): the worker exits at once. */
+  dismiss(): void;
+}
+
+/**
+ * Starts the worker while the task is still being prepared (its worktree, its snapshot, its
+ * preflight), so loading the worker's code overlaps that work. It does nothing until `go`;
+ * when the start ends any other way it is killed (`dismiss`), or, when the server dies, exits
+ * on the pipe's end without touching the task. Undefined when no process could be started.
+ */
+export function spawnWaitingWorker(
+  id: string,
+  project: string,
+  context: WorkerLaunch,
+): WaitingWorker | undefined {
+  if (!context.workerScript) return undefined;
+  const child = startWorkerProcess(id, project, project, context, 'pipe');
+  const stdin = child.stdin;
+  if (child.pid === undefined || !stdin) return undefined;
+  stdin.on('error', () => undefined);
+  const pid = child.pid;
+  let isSettled = false;
+  const settle = (word: string) => {
+    if (isSettled) return;
+    isSettled = true;
+    stdin.end(word);
+    if (word) return;
+    // It has done nothing yet (it loads its code, then waits): it goes now, not once it has loaded.
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  };
+  return {
+    go: async (job) => {
+      const current = readJob(context.dataHome, job.id);
+      if (isTerminal(current.state)) {
+        settle('');
+        return current;
+      }
+      // Recorded before it runs: from here a cancel or a look finds it.
+      const recorded = await recordWorker(job, context, pid);
+      settle(`${WORKER_GO}\n`);
+      return recorded;
+    },
+    dismiss: () => settle(''),
+  };
+}
+
+/** The word a waiting worker starts on, and the argument that makes it wait for it. */
+export const WORKER_GO = 'go';
+export const WAIT_FOR_GO = '--wait-for-go';
+
+function startWorkerProcess(
+  id: string,
+  project: string,
+  cwd: string,
+  context: WorkerLaunch,
+  stdin: 'ignore' | 'pipe',
+) {
+  const log = openSync(join(jobDir(context.dataHome, id), 'worker.log'), 'a');
+  const args = [context.workerScript ?? '', id, ...(stdin === 'pipe' ? [WAIT_FOR_GO] : [])];
+  const child = spawn(process.execPath, args, {
+    cwd,
     env: {
       ...context.env,
       DELEGATE_HOME: context.dataHome,
-      CLAUDE_PROJECT_DIR: job.project,
-      [TASK_ID_VARIABLE]: job.id,
+      CLAUDE_PROJECT_DIR: project,
+      [TASK_ID_VARIABLE]: id,
     },
     detached: true,
-    stdio: ['ignore', log, log],
+    stdio: [stdin, log, log],
   });
   // The child has its own copy of the log; the server keeps no descriptor per task.
   closeSync(log);
   child.on('error', () => undefined);
   child.unref();
-  const pid = child.pid;
+  return child;
+}
+
+async function recordWorker(
+  job: JobFile,
+  context: WorkerLaunch,
+  pid: number | undefined,
+): Promise<JobFile> {
   if (pid === undefined) {
     await finishTask(context.dataHome, job.id, {
       state: 'failed',

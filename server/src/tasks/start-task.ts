@@ -39,7 +39,7 @@ import {
 } from '../store/job-store.ts';
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
-import { spawnWorker } from './spawn-worker.ts';
+import { spawnWaitingWorker, spawnWorker, type WaitingWorker } from './spawn-worker.ts';
 import { pickReviewProfile } from './review.ts';
 import { cannotRun, runTestCommand } from './verify.ts';
 import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
@@ -115,9 +115,12 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
   if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
   const id = reserveTaskId(context.dataHome);
+  let worker: WaitingWorker | undefined;
   let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
   let job: JobFile;
   try {
+    // The worker loads while the task's place is made; it runs only once the task is ready.
+    worker = spawnWaitingWorker(id, project, context);
     place =
       isolation === 'worktree'
         ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
@@ -132,15 +135,17 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     const { sandbox } = plan;
     appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
     if (job.testCommand && !(await preflightPasses(job, job.testCommand, context))) {
+      worker?.dismiss();
       return readJob(context.dataHome, id);
     }
   } catch (error) {
+    worker?.dismiss();
     // A start refused or failed half-way leaves nothing: no job folder, worktree or branch.
     await undoPlace(context.dataHome, place).catch(() => undefined);
     releaseTaskId(context.dataHome, id);
     throw error;
   }
-  return spawnWorker(job, context);
+  return worker ? worker.go(job) : spawnWorker(job, context);
 }
 
 function profileOf(profile: string | undefined): { profile?: string } {

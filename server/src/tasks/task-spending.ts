@@ -47,7 +47,8 @@ export async function callForTask(
         ? {
             taskBudget: {
               capUsd: job.budgetUsd,
-              spentUsd: job.costUsd,
+              // What job.json holds, and what the recorder has counted but not written yet.
+              spentUsd: job.costUsd + recorder.unwrittenCostUsd(),
               ...(job.attemptOf ? { note: job.rung ? RUNG_SHARE : ATTEMPT_SHARE } : {}),
             },
           }
@@ -60,7 +61,7 @@ export async function callForTask(
     context,
   );
   const { modelAnswered, usage } = served.result;
-  await recorder.modelAnswered(modelAnswered);
+  recorder.modelAnswered(modelAnswered);
   recorder.event('model', `${modelAnswered} ${usage.inputTokens}/${usage.outputTokens} tokens`);
   return served.result;
 }

@@ -15,14 +15,17 @@ import { TaskError } from '../util/user-error.ts';
 import { finishTask } from './finish-task.ts';
 import { runEngine } from './run-engine.ts';
 import { settleAttempts } from './attempts.ts';
-import { spawnWorker } from './spawn-worker.ts';
+import { spawnWorker, WAIT_FOR_GO, WORKER_GO } from './spawn-worker.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { resolvePluginRoot } from '../config/plugin-root.ts';
 
 async function main(id: string): Promise<void> {
+  // Started while its task was being prepared: it runs once the server says go, else not at all.
+  if (process.argv[3] === WAIT_FOR_GO && !(await isToldToGo())) return;
   const env = process.env;
   const dataHome = resolveDataHome(env);
   const queued = readJob(dataHome, id);
+  process.chdir(queued.workdir);
   const snapshot = queued.discovered;
   const context: AppContext = {
     env,
@@ -84,6 +87,27 @@ async function main(id: string): Promise<void> {
     // The sandbox's proxies would keep the worker alive after the task.
     await closeSandbox();
   }
+}
+
+/** The server's word on stdin; its end without the word (a start that failed, a server gone) is a no. */
+function isToldToGo(): Promise<boolean> {
+  return new Promise((resolve) => {
+    let heard = '';
+    const stdin = process.stdin;
+    const done = (isGo: boolean) => {
+      stdin.removeAllListeners();
+      // Nothing more comes this way; the task's tools get no stdin of the worker's.
+      stdin.destroy();
+      resolve(isGo);
+    };
+    stdin.setEncoding('utf8');
+    stdin.on('data', (chunk: string) => {
+      heard += chunk;
+      if (heard.includes('\n')) done(heard.split('\n')[0] === WORKER_GO);
+    });
+    stdin.on('end', () => done(false));
+    stdin.on('error', () => done(false));
+  });
 }
 
 function logSettle(error: unknown): void {

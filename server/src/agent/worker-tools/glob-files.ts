@@ -1,5 +1,5 @@
+import type FastGlobModule from 'fast-glob';
 import { isAbsolute, relative, sep } from 'node:path';
-import fastGlob from 'fast-glob';
 import { UserError } from '../../util/user-error.ts';
 
 /** `.git` is a folder in a repository and a file in a worktree; neither is for the worker. */
@@ -35,6 +35,7 @@ export async function globFiles(
   cwd: string,
   options: { isBaseNameMatch?: boolean } = {},
 ): Promise<string[]> {
+  const fastGlob = await loadFastGlob();
   const matches = await fastGlob(pattern, {
     cwd,
     absolute: true,
@@ -46,4 +47,11 @@ export async function globFiles(
     ignore: IGNORED,
   });
   return matches.sort();
+}
+
+type FastGlob = typeof FastGlobModule;
+
+/** The glob library, loaded at the first search: a task worker's start does not wait for it. */
+export async function loadFastGlob(): Promise<FastGlob> {
+  return (await import('fast-glob')).default;
 }

@@ -1,8 +1,7 @@
 import { relative } from 'node:path';
 import { realpath } from 'node:fs/promises';
-import fastGlob from 'fast-glob';
 import { defineWorkerTool } from './define-worker-tool.ts';
-import { confinePattern, globFiles } from './glob-files.ts';
+import { confinePattern, globFiles, loadFastGlob } from './glob-files.ts';
 import { inputObject, requiredString } from './tool-input.ts';
 import { plural } from '../../util/plural.ts';
 
@@ -30,7 +29,7 @@ export const listFilesTool = defineWorkerTool({
     const root = await realpath(context.root);
     const files = await globFiles(confinePattern(pattern, root, 'pattern'), root);
     if (files.length === 0) {
-      const hint = fastGlob.isDynamicPattern(pattern)
+      const hint = (await loadFastGlob()).isDynamicPattern(pattern)
         ? ''
         : ` Patterns match files, not folders: try "${pattern.replace(/\/$/, '')}/**".`;
       return { content: `No files match "${pattern}" in the task directory.${hint}` };

@@ -2,11 +2,14 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAgentLoop } from '../../agent/agent-loop.ts';
-import { agentRootsFor, findAgent } from '../../agent/agents.ts';
 import { TURN_BUDGET } from '../../agent/turn-budget.ts';
-import { FILE_AND_SHELL_TOOLS, type WorkerToolContext } from '../../agent/worker-tools/index.ts';
+import {
+  FILE_AND_SHELL_TOOLS,
+  type WorkerTool,
+  type WorkerToolContext,
+} from '../../agent/worker-tools/index.ts';
 import { installGitGuard } from '../../sandbox/git-guard.ts';
-import { sandboxForJob } from '../../sandbox/index.ts';
+import { checkJobSandbox, sandboxPolicyForJob } from '../../sandbox/index.ts';
 import { jobDir } from '../../store/job-store.ts';
 import { takeMessages } from '../../store/mailbox.ts';
 import { askSupervisor } from '../ask-supervisor.ts';
@@ -31,20 +34,40 @@ export const builtinEngine: TaskEngine = {
           signal,
         )
       : undefined;
-    const toolContext = await builtinToolContext(input);
+    const { toolContext, sandboxReady } = builtinToolContext(input);
     return {
       ...(toolContext.sandbox ? { sandbox: toolContext.sandbox } : {}),
       ...(toolContext.remote ? { remote: toolContext.remote } : {}),
       turnsPerFixRound: turnsPerFixRound(input.job.maxTurns, input.job.fixRounds ?? 0),
       reviewTools: toolContext,
-      run: (afterAnswer) => runBuiltin(input, toolContext, afterAnswer),
+      run: (afterAnswer) =>
+        runBuiltin(
+          input,
+          { toolContext, sandboxReady },
+          afterAnswer &&
+            (async () => {
+              await sandboxReady();
+              return afterAnswer();
+            }),
+        ),
       ...(slot ? { close: () => slot.release() } : {}),
     };
   },
 };
 
+/** The task's tools and their context, and the check that its sandbox still works. */
+interface BuiltinTools {
+  toolContext: WorkerToolContext;
+  /**
+   * Resolves once the sandbox is known to work (at once when the task runs unsandboxed); throws
+   * when a task started sandboxed finds it broken. Started while the first model call is under
+   * way, not before it; every command and test run waits for it.
+   */
+  sandboxReady: () => Promise<void>;
+}
+
 /** The worker tools' context: the task's directory, clean env with the git guard, its sandbox. */
-async function builtinToolContext(input: EngineStart): Promise<WorkerToolContext> {
+function builtinToolContext(input: EngineStart): BuiltinTools {
   const { job, context, recorder } = input;
   const { dataHome } = context;
   const directory = jobDir(dataHome, job.id);
@@ -52,35 +75,64 @@ async function builtinToolContext(input: EngineStart): Promise<WorkerToolContext
   mkdirSync(join(directory, 'tmp'), { recursive: true });
   const remote = remoteTaskOf(job, dataHome, context.env);
   // On a runner, commands run in its sandbox there; the worker here only reads and writes files.
-  const sandbox = remote ? undefined : await sandboxForJob(job, dataHome, context.env, [guard]);
+  const sandbox = remote ? undefined : sandboxPolicyForJob(job, dataHome, context.env, [guard]);
+  let checked: Promise<void> | undefined;
   return {
-    root: realpathSync(job.workdir),
-    env: taskEnv(input, directory, { PATH: `${guard}:${context.env.PATH ?? ''}` }),
-    signal: input.signal,
-    ...(sandbox ? { sandbox } : {}),
-    ...(remote ? { remote } : {}),
-    onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
+    toolContext: {
+      root: realpathSync(job.workdir),
+      env: taskEnv(input, directory, { PATH: `${guard}:${context.env.PATH ?? ''}` }),
+      signal: input.signal,
+      ...(sandbox ? { sandbox } : {}),
+      ...(remote ? { remote } : {}),
+      onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
+    },
+    sandboxReady: () => (checked ??= sandbox ? checkJobSandbox(context.env) : Promise.resolve()),
+  };
+}
+
+/** The tool, run only once the sandbox is known to work (a broken one fails the task). */
+function afterSandboxCheck(tool: WorkerTool, sandboxReady: () => Promise<void>): WorkerTool {
+  return {
+    ...tool,
+    run: async (toolInput, toolContext) => {
+      await sandboxReady();
+      return tool.run(toolInput, toolContext);
+    },
   };
 }
 
 async function runBuiltin(
   input: EngineStart,
-  toolContext: WorkerToolContext,
+  { toolContext, sandboxReady }: BuiltinTools,
   afterAnswer: AfterAnswer | undefined,
 ): Promise<string> {
   const { job, context, recorder } = input;
-  const agent = job.agent
-    ? findAgent(job.agent.name, agentRootsFor(job.project, context.env, context.pluginRoot))
-    : undefined;
+  // The agent lookup (a YAML parser) is loaded only for a task that names an agent.
+  const agents = job.agent ? await import('../../agent/agents.ts') : undefined;
+  const agent =
+    job.agent && agents
+      ? agents.findAgent(
+          job.agent.name,
+          agents.agentRootsFor(job.project, context.env, context.pluginRoot),
+        )
+      : undefined;
   const allowed = agent?.tools;
   const directory = jobDir(context.dataHome, job.id);
   const outcome = await runAgentLoop({
     system: workerPrompt(job, agent?.body),
     task: job.task,
-    tools: FILE_AND_SHELL_TOOLS.filter((tool) => !allowed || allowed.includes(tool.name)),
+    tools: FILE_AND_SHELL_TOOLS.filter((tool) => !allowed || allowed.includes(tool.name)).map(
+      (tool) => afterSandboxCheck(tool, sandboxReady),
+    ),
     maxTurns: job.maxTurns,
     maxOutputTokens: 8_192,
-    callModel: (request) => callForTask(input, request),
+    callModel: (request) => {
+      const answer = callForTask(input, request);
+      // The sandbox starts (its library, its proxies) while the model answers; a failure
+      // surfaces at the first command, which waits for it.
+      setImmediate(() => void sandboxReady().catch(() => undefined));
+      return answer;
+    },
     toolContext,
     hooks: {
       onStep: (step, activity) => {
