@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{AGENT_TIERS,agentRootsFor,assertAgentName,findAgent,listAgents,requireAgent}from"./chunk-JRKS25VO.mjs";import"./chunk-IKPVYB34.mjs";import"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";export{AGENT_TIERS,agentRootsFor,assertAgentName,findAgent,listAgents,requireAgent};
