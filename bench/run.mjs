@@ -74,10 +74,23 @@ if (only.length) {
   const added = sections.filter(
     (section) => !kept.some((part) => part.startsWith(`## ${section.title}\n`)),
   );
+  // An earlier "Measured again" line goes only when every section it names is measured now.
+  const remeasured = new Set(sections.map((section) => section.title));
+  const isSuperseded = (line) =>
+    line.startsWith('Measured again') &&
+    // `… (command) on <date>: <machine>: <titles>.` (a title may hold ': ', the rest do not)
+    line
+      .slice(line.indexOf(') on '))
+      .split(': ')
+      .slice(2)
+      .join(': ')
+      .replace(/\.$/, '')
+      .split('; ')
+      .every((title) => remeasured.has(title));
   const head = parts[0]
     .trimEnd()
     .split('\n')
-    .filter((line) => !line.startsWith('Measured again'));
+    .filter((line) => !isSuperseded(line));
   const again = `Measured again alone (\`npm run bench -- ${only.join(' ')}\`) ${stamp}: ${sections.map((section) => section.title).join('; ')}.`;
   text = `${[...head, again].join('\n')}\n\n${[...kept, ...added.map(render)].join('\n\n')}\n`;
 } else {
