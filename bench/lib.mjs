@@ -151,3 +151,25 @@ export function benchProject(temp) {
     execFileSync('git', args, { cwd: project, env });
   return project;
 }
+
+/**
+ * A real server for `project` whose data home (`<temp>/data`) holds one worker profile `w`
+ * (openai format at `baseUrl`, local); `profile` adds to it. `NODE_OPTIONS` from
+ * `BENCH_NODE_OPTIONS`. Returns the server and its data home.
+ */
+export async function startBenchServer(root, temp, project, baseUrl, profile = {}) {
+  const dataHome = join(temp, 'data');
+  mkdirSync(dataHome);
+  const w = { format: 'openai', baseUrl, model: 'm', local: true, ...profile };
+  writeFileSync(join(dataHome, 'config.json'), JSON.stringify({ profiles: { w } }));
+  const env = {
+    PATH: process.env.PATH,
+    HOME: temp,
+    DELEGATE_HOME: dataHome,
+    CLAUDE_PROJECT_DIR: project,
+    ...GIT_IDENTITY,
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+  };
+  const server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
+  return { server, dataHome };
+}

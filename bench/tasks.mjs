@@ -2,15 +2,16 @@
 // and the agent loop's overhead per turn against an instant fake provider; each beside its floor
 // measured in the same run: `git worktree add` plus a bare Node start, and the same loop in-process.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  benchProject,
   GIT_IDENTITY,
   loadFakeProvider,
   loadTestHelper,
   median,
-  startRawServer,
+  startBenchServer,
   timeProcess,
 } from './lib.mjs';
 
@@ -61,16 +62,7 @@ export async function benchTasks(root) {
   const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-tasks-'));
   try {
     const startFakeProvider = await loadFakeProvider(root, temp);
-    const project = join(temp, 'project');
-    mkdirSync(project);
-    writeFileSync(join(project, 'README.md'), 'bench\n');
-    const gitEnv = { ...process.env, ...GIT_IDENTITY };
-    for (const args of [
-      ['init', '-q', '-b', 'main'],
-      ['add', '-A'],
-      ['commit', '-qm', 'init'],
-    ])
-      execFileSync('git', args, { cwd: project, env: gitEnv });
+    const project = benchProject(temp);
     const firstRequestAt = new Map();
     const gaps = [];
     let previous;
@@ -95,25 +87,9 @@ export async function benchTasks(root) {
         return { text: 'done' };
       },
     });
-    const dataHome = join(temp, 'data');
-    mkdirSync(dataHome);
-    writeFileSync(
-      join(dataHome, 'config.json'),
-      JSON.stringify({
-        profiles: {
-          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'm', local: true, pool: 20 },
-        },
-      }),
-    );
-    const env = {
-      PATH: process.env.PATH,
-      HOME: temp,
-      DELEGATE_HOME: dataHome,
-      CLAUDE_PROJECT_DIR: project,
-      ...gitEnv,
-      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-    };
-    const server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
+    const { server } = await startBenchServer(root, temp, project, fake.openaiBaseUrl, {
+      pool: 20,
+    });
     const startDelays = [];
     const ids = [];
     for (let index = 0; index < TASKS; index += 1) {
@@ -134,7 +110,7 @@ export async function benchTasks(root) {
     });
     server.close();
     await fake.close();
-    const floor = await startFloor(project, temp, gitEnv);
+    const floor = await startFloor(project, temp, { ...process.env, ...GIT_IDENTITY });
     const startFloorMs = floor.worktree + floor.node;
     const loopFloorMs = await loopFloor(root, temp);
     const startMs = median(startDelays);

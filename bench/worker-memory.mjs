@@ -1,10 +1,10 @@
 // Memory of task workers waiting on their model, beside bare Node processes waiting the same
 // way, measured in the same run: resident set size (VmRSS from /proc) of each process.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchProject, GIT_IDENTITY, loadFakeProvider, median, startRawServer } from './lib.mjs';
+import { benchProject, loadFakeProvider, median, startBenchServer } from './lib.mjs';
 
 const WORKERS = 5;
 const SETTLE_MS = 1500;
@@ -73,32 +73,11 @@ export async function benchWorkerMemory(root) {
         return { kind: 'hang' };
       },
     });
-    const dataHome = join(temp, 'data');
-    mkdirSync(dataHome);
-    writeFileSync(
-      join(dataHome, 'config.json'),
-      JSON.stringify({
-        profiles: {
-          w: {
-            format: 'openai',
-            baseUrl: fake.openaiBaseUrl,
-            model: 'm',
-            local: true,
-            pool: WORKERS,
-            idleTimeoutS: 600,
-          },
-        },
-      }),
-    );
-    const env = {
-      PATH: process.env.PATH,
-      HOME: temp,
-      DELEGATE_HOME: dataHome,
-      CLAUDE_PROJECT_DIR: project,
-      ...GIT_IDENTITY,
-      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-    };
-    server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
+    let dataHome;
+    ({ server, dataHome } = await startBenchServer(root, temp, project, fake.openaiBaseUrl, {
+      pool: WORKERS,
+      idleTimeoutS: 600,
+    }));
     const ids = [];
     for (let index = 0; index < WORKERS; index += 1) {
       const text = await server.call('task_start', { task: `bench memory task ${index}` });
