@@ -172,6 +172,13 @@ const CASES: readonly BadInput[] = [
   { tool: 'provider_key', args: { profile: 'hasOwnProperty' }, says: /unknown profile/i },
   { tool: 'provider_key', args: { profile: '__proto__' }, says: /unknown profile/i },
   { tool: 'provider_key', args: { profile: 'bad name!' }, says: /profile name/i },
+  // hook_answer (the mcp_tool hooks' tool, not the model's): arguments of the wrong shape
+  { tool: 'hook_answer', args: {}, says: /event/ },
+  {
+    tool: 'hook_answer',
+    args: { event: 'PreToolUse', tool_name: 'Read', tool_input: {}, cwd: '/' },
+    says: /tool_input/,
+  },
 ];
 
 let world: TempEnv;

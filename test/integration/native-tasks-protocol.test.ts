@@ -18,9 +18,12 @@ import { taskTest } from '../helpers/task-world.ts';
 import { scaledMs, settle } from '../helpers/timing.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
 import { storedKey } from '../../server/src/profiles/credentials.ts';
+import { hookAnswerTool } from '../../server/src/tools/hook-answer.ts';
 import { TOOLS } from '../../server/src/tools/registry.ts';
 
 const TOOL_NAMES = TOOLS.map((tool) => tool.name);
+/** What tools/list holds: the model's tools and the hooks' own (kept from the model by its visibility). */
+const LISTED = [...TOOL_NAMES, hookAnswerTool.name];
 
 const MODERN = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -170,7 +173,7 @@ describe('one server, both protocol eras', () => {
     const list = await server.request('tools/list');
     expect(list.result).not.toHaveProperty('resultType');
     const names = (list.result!.tools as Array<{ name: string }>).map((tool) => tool.name);
-    expect(names.sort()).toEqual([...TOOL_NAMES].sort());
+    expect(names.sort()).toEqual([...LISTED].sort());
   });
 
   it('modern requests: resultType and serverInfo on results, -32602 without clientCapabilities, -32022 for another version, -32021 for tasks/* without the extension, -32602 for an unknown task', async ({
@@ -182,7 +185,7 @@ describe('one server, both protocol eras', () => {
     expect(list.result?._meta).toMatchObject({
       'io.modelcontextprotocol/serverInfo': { name: 'delegate-workers' },
     });
-    expect((list.result!.tools as unknown[]).length).toBe(TOOL_NAMES.length);
+    expect((list.result!.tools as unknown[]).length).toBe(LISTED.length);
     const bare = await server.request('tools/list', {
       _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN },
     });
