@@ -8,6 +8,7 @@
 import { formatUsd } from '../util/format-usd.ts';
 import type { OutcomeRecord, WorkType } from './outcomes.ts';
 import { plural } from '../util/plural.ts';
+import { groupBy } from '../util/group-by.ts';
 
 export interface Score {
   /** Every record counted. */
@@ -77,15 +78,6 @@ export function scoreRows(
     }
   }
   return rows;
-}
-
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    groups.set(key, [...(groups.get(key) ?? []), item]);
-  }
-  return groups;
 }
 
 /** Work types in a fixed order, then the most runs first. */

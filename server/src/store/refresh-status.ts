@@ -13,6 +13,7 @@ import {
 import { readSessionLinks } from './session-links.ts';
 import { formatStatusLines, statusSessionKey } from './status-lines-file.ts';
 import { statusDir, statusLinesPath } from './status-key.ts';
+import { groupBy } from '../util/group-by.ts';
 
 const LOCK_TIMEOUT_MS = 2_000;
 const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
@@ -87,12 +88,6 @@ function segmentsBySession(
     if (sessions.size > 0) projects.set(project, sessions);
   }
   return projects;
-}
-
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
-  return groups;
 }
 
 /** Linux: the boot's id and start, from which the reader tells the time without a process. */

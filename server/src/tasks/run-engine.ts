@@ -3,6 +3,7 @@
  * rounds (the test command after each answer, its failures fed back), the reviewer pass. The
  * worker's `main` records the outcome (finish, salvage).
  */
+import { findAgentLazily } from '../agent/find-agent-lazily.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import type { JobFile, ReviewFacts, VerificationFacts } from '../store/job-file.ts';
 import type { EngineSession } from './engines/task-engine.ts';
@@ -101,20 +102,12 @@ async function reviewPass(
     job,
     profile: reviewProfile,
     maxTurns: REVIEW_MAX_TURNS,
-    agent: await reviewerAgent(job, context),
+    // The project's or the user's reviewer, when there is one (the lookup loads only for a review).
+    agent: await findAgentLazily('reviewer', { ...context, projectDir: job.project }),
     diff: job.git ? await workingDiff(job.git, job.baseCommit) : undefined,
     verification,
     toolContext: session.reviewTools,
     callModel: (request) => callForTask(task, request, reviewProfile),
     onStep: (_step, activity) => recorder.activity(activity),
   });
-}
-
-/**
- * The reviewer's definition, when the project or the user has one. Loaded only for a review:
- * the agent lookup (a YAML parser) is not on the way to a task's first model request.
- */
-async function reviewerAgent(job: JobFile, context: AppContext) {
-  const { agentRootsFor, findAgent } = await import('../agent/agents.ts');
-  return findAgent('reviewer', agentRootsFor(job.project, context.env, context.pluginRoot));
 }

@@ -2,6 +2,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAgentLoop } from '../../agent/agent-loop.ts';
+import { findAgentLazily } from '../../agent/find-agent-lazily.ts';
 import { TURN_BUDGET } from '../../agent/turn-budget.ts';
 import {
   FILE_AND_SHELL_TOOLS,
@@ -107,15 +108,9 @@ async function runBuiltin(
   afterAnswer: AfterAnswer | undefined,
 ): Promise<string> {
   const { job, context, recorder } = input;
-  // The agent lookup (a YAML parser) is loaded only for a task that names an agent.
-  const agents = job.agent ? await import('../../agent/agents.ts') : undefined;
-  const agent =
-    job.agent && agents
-      ? agents.findAgent(
-          job.agent.name,
-          agents.agentRootsFor(job.project, context.env, context.pluginRoot),
-        )
-      : undefined;
+  const agent = job.agent
+    ? await findAgentLazily(job.agent.name, { ...context, projectDir: job.project })
+    : undefined;
   const allowed = agent?.tools;
   const directory = jobDir(context.dataHome, job.id);
   const outcome = await runAgentLoop({
