@@ -51,16 +51,27 @@ export function inputFields(schema) {
 
 const cell = (text) => text.replace(/\|/g, '\\|');
 
-/** The table for tools as tools/list returns them, formatted the way Prettier keeps it. */
+/** A tool MCP Apps visibility keeps from the model (`_meta.ui.visibility` without `model`). */
+const hiddenFromModel = (tool) => {
+  const visibility = tool._meta?.ui?.visibility;
+  return Array.isArray(visibility) && !visibility.includes('model');
+};
+
+/**
+ * The table for tools as the model sees them in tools/list (a tool only the client calls, such as
+ * the hooks' `hook_answer`, is left out), formatted the way Prettier keeps it.
+ */
 export async function renderToolsTable(tools) {
-  const rows = tools.map((tool) =>
-    [
-      `\`${tool.name}\``,
-      cell(tool.title ?? tool.annotations?.title ?? ''),
-      cell(firstSentence(tool.description ?? '')),
-      cell(inputFields(tool.inputSchema)),
-    ].join(' | '),
-  );
+  const rows = tools
+    .filter((tool) => !hiddenFromModel(tool))
+    .map((tool) =>
+      [
+        `\`${tool.name}\``,
+        cell(tool.title ?? tool.annotations?.title ?? ''),
+        cell(firstSentence(tool.description ?? '')),
+        cell(inputFields(tool.inputSchema)),
+      ].join(' | '),
+    );
   return formatTable(['tool', 'title', 'what it does', 'inputs'], rows);
 }
 

@@ -9,6 +9,7 @@ interface ListedTool {
   title?: string;
   description?: string;
   inputSchema: unknown;
+  _meta?: unknown;
 }
 interface Region {
   name: string;
@@ -85,6 +86,16 @@ describe('docs tools table generator', () => {
       expect(rows[index]).toContain(tool.title);
       expect(rows[index]).toContain(generator.firstSentence(tool.description));
     }
+  });
+
+  it('leaves out a tool only the client may call (MCP Apps visibility without model)', async () => {
+    const hidden = { name: 'hook_answer', description: 'Internal.', inputSchema: {} };
+    const rows = (visibility: string[]) =>
+      generator
+        .renderToolsTable([...listedTools(), { ...hidden, _meta: { ui: { visibility } } }])
+        .then((table) => table.split('\n').slice(2));
+    expect(await rows(['app'])).toHaveLength(TOOLS.length);
+    expect((await rows(['model', 'app'])).at(-1)).toContain('`hook_answer`');
   });
 
   it('detects a stale table, and the rewrite makes it current', async () => {
