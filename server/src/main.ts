@@ -7,6 +7,7 @@ import { createServer, INSTRUCTIONS, once } from './server.ts';
 import { stdioLines } from './stdio-lines.ts';
 import { markHookServer } from './hook-server-mark.ts';
 import { hookAnswerTool } from './tools/hook-answer.ts';
+import { listedAtBuild } from './tools/listed-at-build.ts';
 import { createTaskDoor } from './tools/task-door.ts';
 import { TOOLS } from './tools/registry.ts';
 import { VERSION } from './util/version.ts';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     hookTools: [hookAnswerTool],
     loadServices,
     version: VERSION,
+    toolsList: listedAtBuild(new URL('./tools-list.json', import.meta.url)),
     log,
   });
   // Both protocol eras: legacy clients reach the SDK unchanged, modern ones get native tasks.

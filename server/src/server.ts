@@ -1,7 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type {
   CallToolResult,
+  ListToolsResult,
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -36,6 +38,11 @@ export interface ServerDependencies {
    */
   loadServices: () => Promise<Services>;
   version: string;
+  /**
+   * The `tools/list` answer computed at build time from these same tools (`listedAtBuild`), served
+   * instead of the SDK converting every schema again; absent, the SDK answers.
+   */
+  toolsList?: ListToolsResult;
   /** Where unexpected errors are reported (stderr in production); never stdout. */
   log: (message: string) => void;
 }
@@ -66,6 +73,10 @@ export function createServer(dependencies: ServerDependencies): McpServer {
     );
   }
   for (const tool of dependencies.hookTools ?? []) registerHookTool(server, tool, dependencies);
+  const { toolsList } = dependencies;
+  // Replaces the handler the SDK set at the first registerTool; calls are still validated and
+  // dispatched by the SDK against the registered schemas.
+  if (toolsList) server.server.setRequestHandler(ListToolsRequestSchema, () => toolsList);
   return server;
 }
 
