@@ -70,7 +70,12 @@ describe('openai client', () => {
       respond: [
         {
           text: 'ok',
-          headers: { 'x-litellm-model-api-base': 'https://eu.example.test', 'x-request-id': 'r1' },
+          headers: {
+            'x-litellm-model-api-base': 'https://eu.example.test',
+            'x-request-id': 'r1',
+            // Any case on the wire; read by name.
+            'X-OpenRouter-Provider': 'Fireworks',
+          },
         },
       ],
     });
@@ -79,7 +84,9 @@ describe('openai client', () => {
       model: 'm',
     }).generate(request);
     expect(fake.requests[0]!.headers['x-litellm-num-retries']).toBe('0');
-    expect(result.routedVia).toBe('x-litellm-model-api-base: https://eu.example.test');
+    expect(result.routedVia).toBe(
+      'x-litellm-model-api-base: https://eu.example.test; x-openrouter-provider: Fireworks',
+    );
   });
 
   it('maps finish_reason length to max_tokens', async () => {

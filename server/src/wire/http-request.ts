@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
@@ -11,9 +11,20 @@ import {
 } from './endpoint-safety.ts';
 import { ProviderError } from './spec.ts';
 
+/**
+ * A response's headers as the clients read them: by name in any case, repeated ones joined with
+ * ", ". Node's own parsed headers, not fetch's `Headers`, whose first use loads undici's fetch
+ * internals into the process (tens of ms on a task's first turn) for a few lookups.
+ */
+export interface ResponseHeaders {
+  get(name: string): string | null;
+  has(name: string): boolean;
+  forEach(visit: (value: string, name: string) => void): void;
+}
+
 export interface HttpResponse {
   status: number;
-  headers: Headers;
+  headers: ResponseHeaders;
   /** The body as it arrives (decompressed); iterate it once. */
   body: AsyncIterable<Buffer>;
   text(): Promise<string>;
@@ -62,7 +73,7 @@ export async function sendRequest(url: string, init: HttpRequestInit): Promise<H
   const stream = decoded(response);
   return {
     status,
-    headers: headersOf(response),
+    headers: headersOf(response.headers),
     body: stream,
     text: async () => {
       const chunks: Buffer[] = [];
@@ -101,17 +112,19 @@ function decoded(response: IncomingMessage): Readable {
   return response;
 }
 
-function headersOf(response: IncomingMessage): Headers {
-  const headers = new Headers();
-  const raw = response.rawHeaders;
-  for (let index = 0; index + 1 < raw.length; index += 2) {
-    try {
-      headers.append(raw[index] ?? '', raw[index + 1] ?? '');
-    } catch {
-      // A header value fetch's Headers rejects (odd bytes): not one we read.
-    }
-  }
-  return headers;
+function headersOf(headers: IncomingHttpHeaders): ResponseHeaders {
+  const valueOf = (value: string | string[] | undefined) =>
+    Array.isArray(value) ? value.join(', ') : value;
+  return {
+    get: (name) => valueOf(headers[name.toLowerCase()]) ?? null,
+    has: (name) => headers[name.toLowerCase()] !== undefined,
+    forEach: (visit) => {
+      for (const [name, value] of Object.entries(headers)) {
+        const text = valueOf(value);
+        if (text !== undefined) visit(text, name);
+      }
+    },
+  };
 }
 
 /** The error code behind a failed connection, including refusals of the safety check. */

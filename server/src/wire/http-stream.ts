@@ -1,6 +1,11 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { RefusedEndpointError } from './endpoint-safety.ts';
-import { connectionCode, sendRequest, type HttpResponse } from './http-request.ts';
+import {
+  connectionCode,
+  sendRequest,
+  type HttpResponse,
+  type ResponseHeaders,
+} from './http-request.ts';
 import {
   ProviderError,
   RAW_SNIPPET_CHARS,
@@ -36,7 +41,7 @@ export async function postStream(
   init: { headers: Record<string, string>; body: unknown },
   options: CallOptions,
   handlers: StreamHandlers,
-): Promise<Headers> {
+): Promise<ResponseHeaders> {
   const controller = new AbortController();
   const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const totalMs = options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS;
@@ -176,7 +181,7 @@ export function parseJson(url: string, text: string): unknown {
 }
 
 /** Routing facts a gateway reports in response headers (LiteLLM, Bifrost, OpenRouter, Portkey). */
-export function routingFacts(headers: Headers): string | undefined {
+export function routingFacts(headers: ResponseHeaders): string | undefined {
   const facts: string[] = [];
   headers.forEach((value, name) => {
     if (
@@ -216,7 +221,7 @@ async function httpError(
 }
 
 /** `retry-after-ms` (milliseconds), else `Retry-After` (seconds or an HTTP date). */
-export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+export function retryAfterMs(headers: ResponseHeaders, now = Date.now()): number | undefined {
   const milliseconds = Number(headers.get('retry-after-ms'));
   if (headers.has('retry-after-ms') && Number.isFinite(milliseconds) && milliseconds >= 0)
     return milliseconds;
