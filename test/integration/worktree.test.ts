@@ -25,6 +25,7 @@ import {
 } from '../../server/src/tasks/worktree.ts';
 import { createWorktree, removeWorktree } from '../../server/src/tasks/worktree-lifecycle.ts';
 import { snapshotWorkingTree } from '../../server/src/tasks/working-tree.ts';
+import { makeWorktree } from '../../server/src/tasks/task-place.ts';
 
 const BRANCH = 'delegate/t_abc123';
 const BINARY = Buffer.from([0, 1, 2, 255, 254, 0, 10, 13, 0]);
@@ -314,6 +315,29 @@ describe('worktree lifecycle', () => {
     expect(text).toContain(`git -C '/work/my repo' merge --no-ff ${BRANCH}`);
     expect(text).toContain(`cherry-pick abc123..${BRANCH}`);
     expect(text).toContain('apply /data/jobs/t_abc123/patch.diff');
+  });
+});
+
+describe("a task's worktree (makeWorktree)", () => {
+  it('from a folder inside the repository: recorded as from its top, the folder and the uncommitted work in it', async () => {
+    mkdirSync(join(repo, 'pkg', 'sub'), { recursive: true });
+    writeFileSync(join(repo, 'pkg', 'sub', 'new.txt'), 'untracked\n');
+    writeFileSync(join(repo, 'keep.txt'), 'line 1\nedited\n');
+    const top = await recordGit(repo);
+
+    const place = await makeWorktree('t_abc123', join(repo, 'pkg', 'sub'), undefined, dataHome());
+
+    expect(place.repoDir).toBe(repo);
+    expect(place.worktreePath).toBe(worktreePath);
+    expect(place.workdir).toBe(join(worktreePath, 'pkg', 'sub'));
+    expect(readFileSync(join(place.workdir, 'new.txt'), 'utf8')).toBe('untracked\n');
+    expect(readFileSync(join(worktreePath, 'keep.txt'), 'utf8')).toBe('line 1\nedited\n');
+    expect(place.uncommittedAtStart).toEqual({ head: top.startCommit, files: 2 });
+    // What the task records of its worktree is what git says of it afresh.
+    expect(place.git).toEqual(await recordGit(worktreePath));
+    expect(place.git!.commonDir).toBe(top.commonDir);
+    expect(place.baseCommit).toBe(place.git!.startCommit);
+    expect(run(repo, 'status', '--porcelain')).toBe('M keep.txt\n?? pkg/');
   });
 });
 

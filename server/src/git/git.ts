@@ -166,11 +166,19 @@ export async function resolveCommit(
   return output?.trim() || undefined;
 }
 
+/**
+ * Names git accepts by every rule of check-ref-format without asking it (a task's own
+ * `delegate/t_abc123`): letters, digits, `_` and `-` in `/`-separated parts, none starting with
+ * `-`. Anything else is asked of git.
+ */
+const PLAIN_BRANCH = /^[A-Za-z0-9_][A-Za-z0-9_-]*(?:\/[A-Za-z0-9_][A-Za-z0-9_-]*)*$/;
+
 /** Throws unless branch is a valid branch name (and cannot be read as an option). */
 export async function assertBranchName(root: string, branch: string): Promise<void> {
   const isValid =
-    !branch.startsWith('-') &&
-    (await tryGit(root, ['check-ref-format', `refs/heads/${branch}`])) !== undefined;
+    PLAIN_BRANCH.test(branch) ||
+    (!branch.startsWith('-') &&
+      (await tryGit(root, ['check-ref-format', `refs/heads/${branch}`])) !== undefined);
   if (!isValid) throw new Error(`"${branch}" is not a valid git branch name.`);
 }
 

@@ -1,10 +1,11 @@
+import { realpath } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { UserError } from '../util/user-error.ts';
 import { git, resolveCommit } from '../git/git.ts';
 import { findGitShapes } from '../git/git-shapes.ts';
 import { snapshotSkips, takeSnapshot, type SnapshotSkips } from './in-place-snapshot.ts';
 import { snapshotWorkingTree, type WorkingTreeSnapshot } from './working-tree.ts';
-import { isGitRepository, recordGit, repositoryRoot } from './worktree.ts';
+import { isGitRepository, recordGit } from './worktree.ts';
 import { createWorktree, removeWorktree } from './worktree-lifecycle.ts';
 import type { RecordedGit } from '../store/job-file.ts';
 import type { JobFile } from '../store/job-file.ts';
@@ -33,10 +34,13 @@ export async function makeWorktree(
   baseBranch: string | undefined,
   dataHome: string,
 ): Promise<WorktreePlace> {
-  const repoDir = await repositoryRoot(workdir);
-  const repository = await recordGit(repoDir);
+  const repository = await recordedAtTop(workdir);
+  const repoDir = repository.workTree;
   const snapshot = baseBranch ? undefined : await startingPoint(repoDir, repository);
-  if (baseBranch && !(await resolveCommit(repoDir, baseBranch, { repository }))) {
+  const base = baseBranch
+    ? await resolveCommit(repoDir, baseBranch, { repository })
+    : (snapshot?.commit ?? repository.startCommit);
+  if (!base) {
     throw new UserError(`base_branch "${baseBranch}" does not name a commit in ${repoDir}.`);
   }
   const created = await createWorktree({
@@ -44,7 +48,9 @@ export async function makeWorktree(
     repoDir,
     worktreePath: join(dataHome, 'worktrees', basename(repoDir), id),
     branch: `delegate/${id}`,
-    baseRef: baseBranch ?? snapshot?.commit ?? repository.startCommit,
+    baseRef: base,
+    baseCommit: base,
+    repository,
   });
   return {
     workdir: join(created.path, relative(repoDir, workdir)),
@@ -75,6 +81,17 @@ export async function undoPlace(
     branch: place.branch,
     discardBranch: true,
   });
+}
+
+/**
+ * The metadata of the checkout holding `dir`, recorded from its top: once when `dir` is the top
+ * (the usual case); from a folder inside, again from the top, where every git version reports
+ * the common directory alike.
+ */
+async function recordedAtTop(dir: string): Promise<RecordedGit> {
+  const repository = await recordGit(dir);
+  if (repository.workTree === (await realpath(dir))) return repository;
+  return recordGit(repository.workTree);
 }
 
 async function startingPoint(

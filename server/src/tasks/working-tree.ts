@@ -1,6 +1,6 @@
 import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { git, resolveCommit, workerIdentity } from '../git/git.ts';
 import type { PinnedRepository } from '../store/job-file.ts';
 
@@ -18,11 +18,9 @@ export async function withIndexCopy<T>(
   repository: PinnedRepository,
   action: (options: ScratchIndexOptions) => Promise<T>,
 ): Promise<T> {
-  const root = repository.workTree;
-  const index = resolve(
-    root,
-    (await git(root, ['rev-parse', '--git-path', 'index'], { repository })).trim(),
-  );
+  // What `git rev-parse --git-path index` answers: git runs without GIT_INDEX_FILE (every
+  // GIT_* variable is dropped, git.ts), so the index is the one in the pinned git directory.
+  const index = join(repository.gitDir, 'index');
   const scratch = await mkdtemp(join(tmpdir(), 'delegate-index-'));
   const options = { repository, env: { GIT_INDEX_FILE: join(scratch, 'index') } };
   try {
@@ -62,21 +60,23 @@ export interface WorkingTreeSnapshot {
  * HEAD has no commit. Only objects are written: no ref, index, stash entry or file changes.
  */
 export async function snapshotWorkingTree(
-  repository: PinnedRepository,
+  repository: PinnedRepository & { startCommit?: string },
 ): Promise<WorkingTreeSnapshot | undefined> {
   const cwd = repository.workTree;
-  const head = await resolveCommit(cwd, 'HEAD', { repository });
+  // HEAD as just recorded (recordGit), else asked.
+  const head = repository.startCommit ?? (await resolveCommit(cwd, 'HEAD', { repository }));
   if (!head) return undefined;
   return withIndexCopy(repository, async (options) => {
     await git(cwd, ['add', '--all'], options);
-    const tree = (await git(cwd, ['write-tree'], options)).trim();
+    // The staged copy against HEAD: nothing differs (the usual case) ends it here.
     const names = await git(
       cwd,
-      ['diff-tree', '-r', '--no-renames', '--name-only', '-z', head, tree],
+      ['diff-index', '--cached', '-r', '--name-only', '-z', head],
       options,
     );
     const files = names.split('\0').filter((name) => name !== '').length;
     if (files === 0) return undefined;
+    const tree = (await git(cwd, ['write-tree'], options)).trim();
     const message = 'delegate: your uncommitted changes when the task started';
     const commit = await git(cwd, ['commit-tree', tree, '-p', head, '-m', message], {
       ...options,

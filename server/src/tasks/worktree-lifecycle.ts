@@ -43,16 +43,23 @@ export async function createWorktree(options: {
   worktreePath: string;
   branch: string;
   baseRef?: string;
+  /**
+   * `repoDir`'s metadata as the caller just recorded it at its top (`recordGit`): saves asking
+   * git again for the top and the common directory.
+   */
+  repository?: RecordedGit;
+  /** `baseRef` as a commit the caller resolved in this repository just now. */
+  baseCommit?: string;
 }): Promise<{ path: string; branch: string; baseCommit: string; git: RecordedGit }> {
-  const { dataHome, branch, baseRef = 'HEAD' } = options;
-  const root = await repositoryRoot(options.repoDir);
+  const { dataHome, branch, baseRef = 'HEAD', repository } = options;
+  const root = repository?.workTree ?? (await repositoryRoot(options.repoDir));
   await assertBranchName(root, branch);
-  const baseCommit = await resolveCommit(root, baseRef);
+  const baseCommit = options.baseCommit ?? (await resolveCommit(root, baseRef));
   if (!baseCommit) {
     throw new Error(`Base ref "${baseRef}" does not name a commit in ${root}.`);
   }
   const path = await prepareWorktreePath(root, options.worktreePath);
-  const commonDir = await commonDirOf(root);
+  const commonDir = repository?.commonDir ?? (await commonDirOf(root));
   // Checked before the lock: a task's branch is named by its reserved id, so none appears meanwhile.
   if (await resolveCommit(root, `refs/heads/${branch}`)) {
     throw new UserError(`Branch ${branch} already exists in ${root}; use another branch name.`);
@@ -67,7 +74,8 @@ export async function createWorktree(options: {
   });
   try {
     const created = await realpath(path);
-    const recorded = await recordGit(created);
+    // The new worktree's HEAD is its new branch, at baseCommit.
+    const recorded = await recordGit(created, baseCommit);
     // What `git worktree add` does after registering it, outside the lock.
     await git(created, ['reset', '--hard', '--quiet'], { repository: recorded });
     return { path: created, branch, baseCommit, git: recorded };

@@ -26,8 +26,11 @@ export async function repositoryRoot(dir: string): Promise<string> {
   return realpath((await git(dir, ['rev-parse', '--show-toplevel'])).trim());
 }
 
-/** Records where the repository containing dir keeps its metadata (real paths). */
-export async function recordGit(dir: string): Promise<RecordedGit> {
+/**
+ * Records where the repository containing dir keeps its metadata (real paths). `head`, when the
+ * caller knows HEAD's commit already (a worktree it just added at that commit), saves asking.
+ */
+export async function recordGit(dir: string, head?: string): Promise<RecordedGit> {
   const [gitDir = '', commonDir = '', workTree = ''] = (
     await git(dir, ['rev-parse', '--absolute-git-dir', '--git-common-dir', '--show-toplevel'])
   ).split('\n');
@@ -38,7 +41,7 @@ export async function recordGit(dir: string): Promise<RecordedGit> {
     workTree: top,
   };
   const pointer = await readFile(join(top, '.git'), 'utf8').catch(() => undefined);
-  const startCommit = await resolveCommit(dir, 'HEAD', { repository: recorded });
+  const startCommit = head ?? (await resolveCommit(dir, 'HEAD', { repository: recorded }));
   return {
     ...recorded,
     ...(pointer !== undefined ? { pointer } : {}),
