@@ -41,7 +41,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** `count` bare Node processes running `code`; their RSS after they settle. */
 async function bareRss(code, count) {
   const children = Array.from({ length: count }, () =>
-    spawn(process.execPath, ['-e', code], { stdio: 'ignore' }),
+    // The workers' environment, not the bench shell's (NODE_EXTRA_CA_CERTS alone adds ~2 MB).
+    spawn(process.execPath, ['-e', code], { stdio: 'ignore', env: { PATH: process.env.PATH } }),
   );
   try {
     await sleep(SETTLE_MS);
