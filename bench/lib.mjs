@@ -107,6 +107,11 @@ export function loadTestHelper(root, temp, name) {
  * CLI installers of claude-cli.ts) still finds them from the bundle.
  */
 export async function loadSource(root, temp, path) {
+  return import(await bundleSource(root, temp, path));
+}
+
+/** {@link loadSource}'s bundle alone: its path, for a process of its own to import. */
+export async function bundleSource(root, temp, path) {
   const module = join(temp, `${path.replace(/[/.]/g, '_')}.mjs`);
   await build({
     absWorkingDir: root,
@@ -122,7 +127,7 @@ export async function loadSource(root, temp, path) {
     },
     logLevel: 'error',
   });
-  return import(module);
+  return module;
 }
 
 /** The test's fake provider. */

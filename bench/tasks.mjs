@@ -1,12 +1,15 @@
 // Tasks: task_status size per task, time from task_start to the worker's first model request,
 // and the agent loop's overhead per turn against an instant fake provider; each beside its floor
 // measured in the same run: `git worktree add` plus a bare Node start, and the same loop in-process.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   benchProject,
+  bundleSource,
   GIT_IDENTITY,
   loadFakeProvider,
   loadTestHelper,
@@ -54,6 +57,50 @@ async function loopFloor(root, temp) {
   for (let round = 0; round < 3; round += 1) {
     const run = await runScriptedAgent({ steps, root: temp, maxTurns: TURNS + 5 });
     gaps.push(...run.gapsMs);
+  }
+  return median(gaps);
+}
+
+/**
+ * The turn's floor across a process boundary: the same loop (no job files) in a Node process of
+ * its own, against the fake in this one, as a task worker is. What a worker's turn costs beyond
+ * this is its bookkeeping; what this costs beyond the in-process floor is the boundary itself.
+ */
+async function loopOtherProcessFloor(root, temp, startFakeProvider) {
+  const helper = await bundleSource(root, temp, 'test/helpers/agent-run.ts');
+  const runner = join(temp, 'loop-process.mjs');
+  writeFileSync(
+    runner,
+    `import { runAgentAt } from ${JSON.stringify(pathToFileURL(helper).href)};\n` +
+      'await runAgentAt({ baseUrl: process.argv[2], root: process.argv[3], maxTurns: Number(process.argv[4]) });\n',
+  );
+  const gaps = [];
+  for (let round = 0; round < 3; round += 1) {
+    let previous;
+    const fake = await startFakeProvider({
+      respond: (request) => {
+        const now = performance.now();
+        if (previous !== undefined) gaps.push(now - previous);
+        const turns = (JSON.stringify(request.body.messages).match(/"role":"assistant"/g) ?? [])
+          .length;
+        const reply =
+          turns < TURNS
+            ? { toolUses: [{ name: 'report_progress', input: { note: `turn ${turns}` } }] }
+            : { text: 'done' };
+        previous = performance.now();
+        return reply;
+      },
+    });
+    try {
+      const child = spawn(process.execPath, [runner, fake.openaiBaseUrl, temp, String(TURNS + 5)], {
+        env: { PATH: process.env.PATH, HOME: temp },
+        stdio: 'ignore',
+      });
+      const [code] = await once(child, 'exit');
+      if (code !== 0) throw new Error(`the loop process exited with ${code}`);
+    } finally {
+      await fake.close();
+    }
   }
   return median(gaps);
 }
@@ -120,6 +167,7 @@ export async function benchTasks(root) {
     });
     const startFloorMs = floor.worktree + floor.node;
     const loopFloorMs = await loopFloor(root, temp);
+    const processFloorMs = await loopOtherProcessFloor(root, temp, startFakeProvider);
     const startMs = median(startDelays);
     const turnMs = median(gaps);
     return {
@@ -150,6 +198,11 @@ export async function benchTasks(root) {
           'floor: the same turns through the agent loop in-process, no job files (median, same run)',
           `${loopFloorMs.toFixed(2)} ms`,
           'baseline',
+        ],
+        [
+          'the same loop in a Node process of its own, no job files: the process boundary alone (median, same run)',
+          `${processFloorMs.toFixed(2)} ms = ${(processFloorMs / loopFloorMs).toFixed(2)}× the floor`,
+          'reference',
         ],
       ],
     };

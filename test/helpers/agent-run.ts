@@ -56,30 +56,13 @@ export async function runScriptedAgent(options: ScriptedAgentOptions): Promise<S
     },
   });
   const format = options.format ?? 'openai';
-  const client = createClient(format, {
-    baseUrl: format === 'openai' ? fake.openaiBaseUrl : fake.url,
-    model: 'worker-model',
-  });
   const activities: string[] = [];
   try {
-    const outcome = await runAgentLoop({
-      system: 'You are a worker.',
-      task: 'Long task: read and run things.',
-      tools: FILE_AND_SHELL_TOOLS,
-      maxTurns: options.maxTurns,
-      maxOutputTokens: 1_000,
-      callModel: (request) => client.generate(request),
-      toolContext: { root: realpathSync(options.root), env: workerEnv(process.env) },
-      hooks: {
-        onStep: (_step, activity) => activities.push(activity),
-        askSupervisor: () => Promise.resolve('Carry on.'),
-        takeSteering: () => [],
-        onFilesWritten: () => undefined,
-        ...(options.continueAfterAnswer
-          ? { continueAfterAnswer: options.continueAfterAnswer }
-          : {}),
-      },
-      ...(options.contextPolicy ? { contextPolicy: options.contextPolicy } : {}),
+    const outcome = await runAgentAt({
+      ...options,
+      baseUrl: format === 'openai' ? fake.openaiBaseUrl : fake.url,
+      format,
+      onActivity: (activity) => activities.push(activity),
     });
     if (fake.unscripted.length > 0) throw new Error('the loop sent an unscripted request');
     const sizes = fake.requests.map((request) => Buffer.byteLength(request.rawBody));
@@ -93,6 +76,40 @@ export async function runScriptedAgent(options: ScriptedAgentOptions): Promise<S
   } finally {
     await fake.close();
   }
+}
+
+/**
+ * The builtin agent loop with the real worker tools in `root`, against the model at `baseUrl`,
+ * and nothing else: no job files, pools, ledger or events. The bench runs it in a process of
+ * its own too, for the floor of a turn across a process boundary.
+ */
+export function runAgentAt(
+  options: Omit<ScriptedAgentOptions, 'steps'> & {
+    baseUrl: string;
+    onActivity?: (activity: string) => void;
+  },
+): Promise<LoopOutcome> {
+  const client = createClient(options.format ?? 'openai', {
+    baseUrl: options.baseUrl,
+    model: 'worker-model',
+  });
+  return runAgentLoop({
+    system: 'You are a worker.',
+    task: 'Long task: read and run things.',
+    tools: FILE_AND_SHELL_TOOLS,
+    maxTurns: options.maxTurns,
+    maxOutputTokens: 1_000,
+    callModel: (request) => client.generate(request),
+    toolContext: { root: realpathSync(options.root), env: workerEnv(process.env) },
+    hooks: {
+      onStep: (_step, activity) => options.onActivity?.(activity),
+      askSupervisor: () => Promise.resolve('Carry on.'),
+      takeSteering: () => [],
+      onFilesWritten: () => undefined,
+      ...(options.continueAfterAnswer ? { continueAfterAnswer: options.continueAfterAnswer } : {}),
+    },
+    ...(options.contextPolicy ? { contextPolicy: options.contextPolicy } : {}),
+  });
 }
 
 export const LONG_RUN_TURNS = 60;
