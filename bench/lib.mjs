@@ -24,7 +24,9 @@ const INITIALIZE = {
 
 /**
  * Spawns an MCP stdio server, pipelines initialize + tools/list at once, and resolves with
- * the milliseconds from spawn to the tools/list answer and that answer's JSON.
+ * the milliseconds from spawn to the tools/list answer and that answer's JSON, once the server
+ * (killed at the answer) is gone: the kernel freeing a killed process's memory would otherwise
+ * run beside the next start measured, and weigh on whichever comes after the bigger process.
  */
 export function timeToToolsList(script, env = process.env) {
   return new Promise((resolve, reject) => {
@@ -37,8 +39,8 @@ export function timeToToolsList(script, env = process.env) {
         const message = JSON.parse(line);
         if (message.id === 2) {
           const ms = Number(process.hrtime.bigint() - started) / 1e6;
+          child.once('exit', () => resolve({ ms, json: JSON.stringify(message.result) }));
           child.kill('SIGKILL');
-          resolve({ ms, json: JSON.stringify(message.result) });
         }
       }
       buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);

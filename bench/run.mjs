@@ -74,23 +74,24 @@ if (only.length) {
   const added = sections.filter(
     (section) => !kept.some((part) => part.startsWith(`## ${section.title}\n`)),
   );
-  // An earlier "Measured again" line goes only when every section it names is measured now.
+  // An earlier "Measured again" line keeps only the sections it still stands for: those not
+  // measured now; with none left, it goes.
   const remeasured = new Set(sections.map((section) => section.title));
-  const isSuperseded = (line) =>
-    line.startsWith('Measured again') &&
+  const standing = (line) => {
+    if (!line.startsWith('Measured again')) return line;
     // `… (command) on <date>: <machine>: <titles>.` (a title may hold ': ', the rest do not)
-    line
-      .slice(line.indexOf(') on '))
-      .split(': ')
-      .slice(2)
-      .join(': ')
-      .replace(/\.$/, '')
-      .split('; ')
-      .every((title) => remeasured.has(title));
+    const at = line.indexOf(') on ');
+    const fields = line.slice(at).split(': ');
+    const titles = fields.slice(2).join(': ').replace(/\.$/, '').split('; ');
+    const left = titles.filter((title) => !remeasured.has(title));
+    if (left.length === 0) return undefined;
+    return `${line.slice(0, at)}${fields.slice(0, 2).join(': ')}: ${left.join('; ')}.`;
+  };
   const head = parts[0]
     .trimEnd()
     .split('\n')
-    .filter((line) => !isSuperseded(line));
+    .map(standing)
+    .filter((line) => line !== undefined);
   const again = `Measured again alone (\`npm run bench -- ${only.join(' ')}\`) ${stamp}: ${sections.map((section) => section.title).join('; ')}.`;
   text = `${[...head, again].join('\n')}\n\n${[...kept, ...added.map(render)].join('\n\n')}\n`;
 } else {
