@@ -66,6 +66,27 @@ async function loopFloor(root, temp) {
  * its own, against the fake in this one, as a task worker is. What a worker's turn costs beyond
  * this is its bookkeeping; what this costs beyond the in-process floor is the boundary itself.
  */
+/**
+ * The fake's side of the loop task: report_progress until TURNS turns, then done; `gaps` gets
+ * the time from each reply leaving the fake to the next request reaching it.
+ */
+function loopScript() {
+  const gaps = [];
+  let previous;
+  const loopTurn = (prompt) => {
+    const now = performance.now();
+    if (previous !== undefined) gaps.push(now - previous);
+    const turns = (prompt.match(/"role":"assistant"/g) ?? []).length;
+    const reply =
+      turns < TURNS
+        ? { toolUses: [{ name: 'report_progress', input: { note: `turn ${turns}` } }] }
+        : { text: 'done' };
+    previous = performance.now();
+    return reply;
+  };
+  return { gaps, loopTurn };
+}
+
 async function loopOtherProcessFloor(root, temp, startFakeProvider) {
   const helper = await bundleSource(root, temp, 'test/helpers/agent-run.ts');
   const runner = join(temp, 'loop-process.mjs');
@@ -76,20 +97,10 @@ async function loopOtherProcessFloor(root, temp, startFakeProvider) {
   );
   const gaps = [];
   for (let round = 0; round < 3; round += 1) {
-    let previous;
+    const script = loopScript();
+    const { loopTurn } = script;
     const fake = await startFakeProvider({
-      respond: (request) => {
-        const now = performance.now();
-        if (previous !== undefined) gaps.push(now - previous);
-        const turns = (JSON.stringify(request.body.messages).match(/"role":"assistant"/g) ?? [])
-          .length;
-        const reply =
-          turns < TURNS
-            ? { toolUses: [{ name: 'report_progress', input: { note: `turn ${turns}` } }] }
-            : { text: 'done' };
-        previous = performance.now();
-        return reply;
-      },
+      respond: (request) => loopTurn(JSON.stringify(request.body.messages)),
     });
     try {
       const child = spawn(process.execPath, [runner, fake.openaiBaseUrl, temp, String(TURNS + 5)], {
@@ -101,6 +112,7 @@ async function loopOtherProcessFloor(root, temp, startFakeProvider) {
     } finally {
       await fake.close();
     }
+    gaps.push(...script.gaps);
   }
   return median(gaps);
 }
@@ -111,27 +123,14 @@ export async function benchTasks(root) {
     const startFakeProvider = await loadFakeProvider(root, temp);
     const project = benchProject(temp);
     const firstRequestAt = new Map();
-    const gaps = [];
-    let previous;
+    const { gaps, loopTurn } = loopScript();
     // The fake's own work on the growing history is not ours: time from its reply to the next request.
     const fake = await startFakeProvider({
       respond: (request) => {
         const prompt = JSON.stringify(request.body.messages);
         const task = /bench task (\w+)/.exec(prompt)?.[1] ?? '?';
         if (!firstRequestAt.has(task)) firstRequestAt.set(task, request.receivedAt);
-        if (task === 'loop') {
-          // From our previous reply leaving the fake to the worker's next request reaching it.
-          const now = performance.now();
-          if (previous !== undefined) gaps.push(now - previous);
-          const turns = (prompt.match(/"role":"assistant"/g) ?? []).length;
-          const reply =
-            turns < TURNS
-              ? { toolUses: [{ name: 'report_progress', input: { note: `turn ${turns}` } }] }
-              : { text: 'done' };
-          previous = performance.now();
-          return reply;
-        }
-        return { text: 'done' };
+        return task === 'loop' ? loopTurn(prompt) : { text: 'done' };
       },
     });
     const { server } = await startBenchServer(root, temp, project, fake.openaiBaseUrl, {
