@@ -97,8 +97,7 @@ async function loopOtherProcessFloor(root, temp, startFakeProvider) {
   );
   const gaps = [];
   for (let round = 0; round < 3; round += 1) {
-    const script = loopScript();
-    const { loopTurn } = script;
+    const { gaps: roundGaps, loopTurn } = loopScript();
     const fake = await startFakeProvider({
       respond: (request) => loopTurn(JSON.stringify(request.body.messages)),
     });
@@ -112,7 +111,7 @@ async function loopOtherProcessFloor(root, temp, startFakeProvider) {
     } finally {
       await fake.close();
     }
-    gaps.push(...script.gaps);
+    gaps.push(...roundGaps);
   }
   return median(gaps);
 }

@@ -1,12 +1,9 @@
 // Bundles every entry point into plugin/dist/ (committed: plugin installs run no build).
 import { build } from 'esbuild';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { toolsListOf } from './built-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -119,48 +116,8 @@ await Promise.all([
 ]);
 copySandboxHelpers();
 
-/**
- * The built server's `tools/list` answer, kept as `dist/tools-list.json` for the server to serve
- * at start instead of converting every tool schema again (server/src/tools/listed-at-build.ts).
- * Asked of the bundle just built (which has no such file yet, so the SDK answers), in a private
- * home, over the same stdio a client uses.
- */
-async function writeToolsList() {
-  const home = mkdtempSync(join(tmpdir(), 'delegate-build-'));
-  try {
-    const server = spawn(process.execPath, [join(root, 'plugin', 'dist', 'server.mjs')], {
-      cwd: home,
-      env: { PATH: process.env.PATH ?? '', HOME: home, DELEGATE_HOME: join(home, 'data') },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const send = (message) =>
-      server.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
-    send({
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'delegate-build', version },
-      },
-    });
-    send({ method: 'notifications/initialized' });
-    send({ id: 2, method: 'tools/list' });
-    const lines = createInterface({ input: server.stdout });
-    for await (const line of lines) {
-      const message = JSON.parse(line);
-      if (message.id !== 2) continue;
-      if (!message.result) throw new Error(`tools/list failed: ${line}`);
-      writeFileSync(
-        join(root, 'plugin', 'dist', 'tools-list.json'),
-        `${JSON.stringify(message.result)}\n`,
-      );
-      break;
-    }
-    server.stdin.end();
-    if (server.exitCode === null) await once(server, 'exit');
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
-}
-await writeToolsList();
+// The built server's `tools/list` answer, kept for the server to serve at start instead of
+// converting every tool schema again (server/src/tools/listed-at-build.ts). Asked of the bundle
+// just built, which has no such file yet, so the SDK answers.
+const toolsList = await toolsListOf(join(root, 'plugin', 'dist', 'server.mjs'));
+writeFileSync(join(root, 'plugin', 'dist', 'tools-list.json'), `${JSON.stringify(toolsList)}\n`);

@@ -7,8 +7,6 @@
 // (server/src/config/schema.ts), and no key the schema lacks.
 //   node scripts/readme-tools.mjs          rewrite the tables (after `npm run build`)
 //   node scripts/readme-tools.mjs --check  exit 1 when a table differs from the code
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import * as prettier from 'prettier';
+import { toolsListOf } from './built-server.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const TOOLS_PAGE = join(ROOT, 'docs', 'tools.md');
@@ -154,25 +153,9 @@ export function staleness(text, table, region = TOOLS_REGION) {
   );
 }
 
-/** tools/list of the built server, started with an empty private home. */
+/** The tools of the built server's tools/list, started with an empty private home. */
 export async function listTools(serverPath = SERVER) {
-  if (!existsSync(serverPath)) throw new Error(`${serverPath} is missing: run \`npm run build\`.`);
-  const home = mkdtempSync(join(tmpdir(), 'delegate-readme-'));
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [serverPath],
-    env: { PATH: process.env.PATH ?? '', HOME: home, DELEGATE_HOME: join(home, 'data') },
-    cwd: home,
-    stderr: 'ignore',
-  });
-  const client = new Client({ name: 'readme-tools', version: '1.0.0' });
-  try {
-    await client.connect(transport);
-    return (await client.listTools()).tools;
-  } finally {
-    await client.close();
-    rmSync(home, { recursive: true, force: true });
-  }
+  return (await toolsListOf(serverPath)).tools;
 }
 
 /** What the built CLI prints for `delegate --help`. */

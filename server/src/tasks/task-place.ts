@@ -48,7 +48,6 @@ export async function makeWorktree(
     repoDir,
     worktreePath: join(dataHome, 'worktrees', basename(repoDir), id),
     branch: `delegate/${id}`,
-    baseRef: base,
     baseCommit: base,
     repository,
   });

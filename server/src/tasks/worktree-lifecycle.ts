@@ -48,7 +48,7 @@ export async function createWorktree(options: {
    * git again for the top and the common directory.
    */
   repository?: RecordedGit;
-  /** `baseRef` as a commit the caller resolved in this repository just now. */
+  /** The base as a commit the caller resolved in this repository just now (instead of `baseRef`). */
   baseCommit?: string;
 }): Promise<{ path: string; branch: string; baseCommit: string; git: RecordedGit }> {
   const { dataHome, branch, baseRef = 'HEAD', repository } = options;
