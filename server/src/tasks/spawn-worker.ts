@@ -25,7 +25,8 @@ export async function spawnWorker(job: JobFile, context: WorkerLaunch): Promise<
   if (!context.workerScript) throw new Error('the task worker script is not configured');
   const current = readJob(context.dataHome, job.id);
   if (isTerminal(current.state)) return current;
-  const child = startWorkerProcess(job.id, job.project, job.workdir, context, 'ignore');
+  const log = join(jobDir(context.dataHome, job.id), 'worker.log');
+  const child = startWorkerProcess(job.id, job.project, job.workdir, context, 'ignore', log);
   return recordWorker(job, context, child.pid);
 }
 
@@ -35,6 +36,8 @@ export interface WaitingWorker {
   go(job: JobFile): Promise<JobFile>;
   /** The start did not complete (refused, failed, cancelled): the worker exits at once. */
   dismiss(): void;
+  /** Its process has not exited (nor been dismissed). */
+  isAlive(): boolean;
 }
 
 /**
@@ -47,13 +50,18 @@ export function spawnWaitingWorker(
   id: string,
   project: string,
   context: WorkerLaunch,
+  logPath = join(jobDir(context.dataHome, id), 'worker.log'),
 ): WaitingWorker | undefined {
   if (!context.workerScript) return undefined;
-  const child = startWorkerProcess(id, project, project, context, 'pipe');
+  const child = startWorkerProcess(id, project, project, context, 'pipe', logPath);
   const stdin = child.stdin;
   if (child.pid === undefined || !stdin) return undefined;
   stdin.on('error', () => undefined);
   const pid = child.pid;
+  let hasExited = false;
+  child.once('exit', () => {
+    hasExited = true;
+  });
   let isSettled = false;
   const settle = (word: string) => {
     if (isSettled) return;
@@ -80,6 +88,7 @@ export function spawnWaitingWorker(
       return recorded;
     },
     dismiss: () => settle(''),
+    isAlive: () => !hasExited && !isSettled,
   };
 }
 
@@ -93,8 +102,9 @@ function startWorkerProcess(
   cwd: string,
   context: WorkerLaunch,
   stdin: 'ignore' | 'pipe',
+  logPath: string,
 ) {
-  const log = openSync(join(jobDir(context.dataHome, id), 'worker.log'), 'a');
+  const log = openSync(logPath, 'a');
   const args = [context.workerScript ?? '', id, ...(stdin === 'pipe' ? [WAIT_FOR_GO] : [])];
   const child = spawn(process.execPath, args, {
     cwd,

@@ -39,7 +39,8 @@ import {
 } from '../store/job-store.ts';
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
-import { spawnWaitingWorker, spawnWorker, type WaitingWorker } from './spawn-worker.ts';
+import { spawnWorker } from './spawn-worker.ts';
+import { startingWorker } from './standby-worker.ts';
 import { pickReviewProfile } from './review.ts';
 import { cannotRun, runTestCommand } from './verify.ts';
 import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
@@ -114,13 +115,13 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const workdir = confineWorkdir(project, input.workdir ?? '.');
   const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
   if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
-  const id = reserveTaskId(context.dataHome);
-  let worker: WaitingWorker | undefined;
+  // The worker loads (or is loaded: the server's standby) while the task's place is made; it
+  // runs only once the task is ready.
+  const { id, worker } =
+    context.standby?.take(project, context) ?? startingWorker(project, context);
   let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
   let job: JobFile;
   try {
-    // The worker loads while the task's place is made; it runs only once the task is ready.
-    worker = spawnWaitingWorker(id, project, context);
     place =
       isolation === 'worktree'
         ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
@@ -145,7 +146,9 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     releaseTaskId(context.dataHome, id);
     throw error;
   }
-  return worker ? worker.go(job) : spawnWorker(job, context);
+  const started = worker ? await worker.go(job) : await spawnWorker(job, context);
+  context.standby?.prepare(project, context);
+  return started;
 }
 
 function profileOf(profile: string | undefined): { profile?: string } {

@@ -3,6 +3,7 @@
  * the task's directory (the lifecycle in run-engine.ts writes job.json and events.jsonl as it
  * goes), then records the result: finished, or failed and salvaged.
  */
+import { rmSync } from 'node:fs';
 import { resolveDataHome } from '../config/paths.ts';
 import { hardTimeout } from './stop-messages.ts';
 import type { AppContext } from '../profiles/app-context.ts';
@@ -16,14 +17,19 @@ import { finishTask } from './finish-task.ts';
 import { runEngine } from './run-engine.ts';
 import { settleAttempts } from './attempts.ts';
 import { spawnWorker, WAIT_FOR_GO, WORKER_GO } from './spawn-worker.ts';
+import { standbyLogPath } from './standby-worker.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { resolvePluginRoot } from '../config/plugin-root.ts';
 
 async function main(id: string): Promise<void> {
   // Started while its task was being prepared: it runs once the server says go, else not at all.
-  if (process.argv[3] === WAIT_FOR_GO && !(await isToldToGo())) return;
   const env = process.env;
   const dataHome = resolveDataHome(env);
+  if (process.argv[3] === WAIT_FOR_GO && !(await isToldToGo())) {
+    // A standby let go (or whose server is gone) leaves no log behind.
+    rmSync(standbyLogPath(dataHome, id), { force: true });
+    return;
+  }
   const queued = readJob(dataHome, id);
   process.chdir(queued.workdir);
   const snapshot = queued.discovered;
