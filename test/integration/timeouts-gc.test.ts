@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,36 +52,49 @@ afterEach(async () => {
   fake = undefined;
 });
 
-function runChild(
+/** The child's outcome; spawned asynchronously, so the fake in this process keeps streaming. */
+async function runChild(
   baseUrl: string,
   idleMs: number,
   totalMs: number,
-): { outcome: string; ms: number } {
-  const child = spawnSync(
+): Promise<{ outcome: string; ms: number }> {
+  const child = spawn(
     process.execPath,
     ['--expose-gc', join(dir, 'child.mjs'), baseUrl, String(idleMs), String(totalMs)],
-    {
-      encoding: 'utf8',
-      timeout: scaledMs(15_000),
-    },
+    { stdio: ['ignore', 'pipe', 'inherit'], timeout: scaledMs(15_000) },
   );
-  return JSON.parse(child.stdout.trim()) as { outcome: string; ms: number };
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  await once(child, 'exit');
+  return JSON.parse(stdout.trim()) as { outcome: string; ms: number };
 }
 
 describe('timeouts survive garbage collection (Node 20)', () => {
   it('the idle timeout aborts a stalled stream', async () => {
     fake = await startFakeProvider({ respond: () => ({ kind: 'hang' }) });
-    const { outcome, ms } = runChild(fake.openaiBaseUrl, 400, 60_000);
+    const { outcome, ms } = await runChild(fake.openaiBaseUrl, 400, 60_000);
     expect(outcome).toBe('stalled');
     expect(ms).toBeGreaterThanOrEqual(390);
     expect(ms).toBeLessThan(scaledMs(5_000));
+  });
+
+  it('the idle limit counts from the last chunk: a stream that trickles within it completes', async () => {
+    fake = await startFakeProvider({
+      respond: () => ({ text: 'x'.repeat(12), chunkSize: 1, chunkDelayMs: 100 }),
+    });
+    // 12 chunks 100 ms apart: well past the 400 ms idle limit in all, never 400 ms silent.
+    const { outcome, ms } = await runChild(fake.openaiBaseUrl, 400, 60_000);
+    expect(outcome).toBe('resolved');
+    expect(ms).toBeGreaterThanOrEqual(1_000);
   });
 
   it('the total timeout aborts a stream that trickles forever', async () => {
     fake = await startFakeProvider({
       respond: () => ({ text: 'x'.repeat(400), chunkSize: 1, chunkDelayMs: 50 }),
     });
-    const { outcome, ms } = runChild(fake.openaiBaseUrl, 1_000, 700);
+    const { outcome, ms } = await runChild(fake.openaiBaseUrl, 1_000, 700);
     expect(outcome).toBe('timeout');
     expect(ms).toBeGreaterThanOrEqual(690);
     expect(ms).toBeLessThan(scaledMs(5_000));

@@ -46,8 +46,9 @@ export async function postStream(
   const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const totalMs = options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS;
   let timedOut: ProviderError | undefined;
-  const abortWith = (error: ProviderError) => () => {
-    timedOut = error;
+  // The error is made when a timer fires, not each time one is set (once per chunk received).
+  const abortWith = (error: () => ProviderError) => () => {
+    timedOut = error();
     controller.abort();
   };
   const stalled = () =>
@@ -58,15 +59,16 @@ export async function postStream(
     );
   const totalTimer = setTimeout(
     abortWith(
-      new ProviderError(
-        `${url} took longer than ${formatWait(totalMs)}, the limit of one call; the call was aborted. ` +
-          'Ask for a shorter answer (max_output_tokens) or split the work; delegate doctor checks the endpoint.',
-        'timeout',
-      ),
+      () =>
+        new ProviderError(
+          `${url} took longer than ${formatWait(totalMs)}, the limit of one call; the call was aborted. ` +
+            'Ask for a shorter answer (max_output_tokens) or split the work; delegate doctor checks the endpoint.',
+          'timeout',
+        ),
     ),
     totalMs,
   );
-  let idleTimer = setTimeout(abortWith(stalled()), idleMs);
+  const idleTimer = setTimeout(abortWith(stalled), idleMs);
   const onOuterAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   let isStreaming = false;
@@ -84,8 +86,7 @@ export async function postStream(
     const decoder = new TextDecoder();
     let jsonText = '';
     for await (const chunk of response.body) {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(abortWith(stalled()), idleMs);
+      idleTimer.refresh();
       const text = decoder.decode(chunk, { stream: true });
       if (isJson) jsonText += text;
       else parser.feed(text);
