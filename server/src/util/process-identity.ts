@@ -41,9 +41,13 @@ function readProcessStat(pid: number): ProcessStat | undefined {
   }
 }
 
+/** This process's identity: read once (a process's start time never changes), a copy each time. */
 export function currentProcessIdentity(): ProcessIdentity {
-  return processIdentity(process.pid);
+  if (own?.pid !== process.pid || own.startTime === '') own = processIdentity(process.pid);
+  return { ...own };
 }
+
+let own: ProcessIdentity | undefined;
 
 /** Another process's identity now (its start time '' off Linux, or when it is gone). */
 export function processIdentity(pid: number): ProcessIdentity {
