@@ -19,7 +19,7 @@ function rssMb(pid) {
   }
 }
 
-/** Pids of the task workers whose environment names this data home. */
+/** The task workers whose environment names this data home: pid and task id. */
 function workerPids(dataHome) {
   const pids = [];
   for (const entry of readdirSync('/proc')) {
@@ -28,7 +28,8 @@ function workerPids(dataHome) {
       const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       if (!command.includes('task-worker.mjs')) continue;
       const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (env.includes(`DELEGATE_HOME=${dataHome}`)) pids.push(Number(entry));
+      const id = env.find((line) => line.startsWith('DELEGATE_TASK_ID='))?.slice(17);
+      if (env.includes(`DELEGATE_HOME=${dataHome}`)) pids.push({ pid: Number(entry), id });
     } catch {
       // gone meanwhile
     }
@@ -86,8 +87,15 @@ export async function benchWorkerMemory(root) {
     }
     while (requests < WORKERS) await sleep(10);
     await sleep(SETTLE_MS);
-    const workers = workerPids(dataHome)
-      .map(rssMb)
+    const found = workerPids(dataHome);
+    const workers = found
+      .filter((worker) => ids.includes(worker.id))
+      .map((worker) => rssMb(worker.pid))
+      .filter((mb) => mb !== undefined);
+    // The server's standby: loaded for the next start, waiting on its stdin (no task yet).
+    const standby = found
+      .filter((worker) => !ids.includes(worker.id))
+      .map((worker) => rssMb(worker.pid))
       .filter((mb) => mb !== undefined);
     const fakeUrl = `${fake.openaiBaseUrl}/chat/completions`;
     const idle = await bareRss('setInterval(() => {}, 1e9)', WORKERS);
@@ -111,6 +119,13 @@ export async function benchWorkerMemory(root) {
           `RSS of a task worker waiting on its model (median of ${workers.length})`,
           `${worker50.toFixed(1)} MB = ${(worker50 / idle50).toFixed(2)}× bare idle Node`,
           '≤ 1.2× bare idle Node',
+        ],
+        [
+          'RSS of the server’s standby worker (loaded, waiting for its start)',
+          standby.length === 1
+            ? `${standby[0].toFixed(1)} MB = ${(standby[0] / idle50).toFixed(2)}× bare idle Node`
+            : `${standby.length} found`,
+          'reference',
         ],
         ['RSS of a bare idle Node (median)', `${idle50.toFixed(1)} MB`, 'baseline'],
         [
