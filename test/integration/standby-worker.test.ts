@@ -110,6 +110,26 @@ describe('the standby worker: a start after a start runs on a worker already loa
     expect(isSleeping(id)).toBe(false);
   });
 
+  it('a start refused at its plan (an unknown profile) leaves no worker: not the standby it took, not a new one', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith(() => done);
+    const first = taskIdOf((await handle.callText('task_start', { task: 'first' })).text);
+    await pollTaskStatus(handle, first, / done /);
+    const standby = await standbyOf(world);
+    const refused = await handle.callText('task_start', { task: 'second', profile: 'nope' });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain('nope');
+    await waitFor(() => !isAlive(standby.pid));
+    // Another refusal, with no standby loaded: the worker started for it goes too.
+    const again = await handle.callText('task_start', { task: 'third', profile: 'nope' });
+    expect(again.isError).toBe(true);
+    await waitFor(() => workersOf(world.dataHome).length === 0);
+    expect(readdirSync(join(world.dataHome, 'jobs'))).toEqual([first]);
+    expect(readdirSync(join(world.dataHome, 'standby'))).toEqual([]);
+  });
+
   it('the server’s end lets the standby go: on a close and on a SIGKILL, no process and no log are left', async ({
     startWith,
     world,

@@ -110,18 +110,18 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const config = loadConfig(context.dataHome, context.projectDir, context.env);
   const route = await routeTask(input, config, context);
   if (route.profiles.length > 1) return startAttempts(input, route, config, context);
-  const plan = await planTask({ ...input, ...profileOf(route.profiles[0]) }, config, context);
   const project = realpathSync(context.projectDir);
-  const workdir = confineWorkdir(project, input.workdir ?? '.');
-  const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
-  if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
-  // The worker loads (or is loaded: the server's standby) while the task's place is made; it
-  // runs only once the task is ready.
+  // The worker loads (or is loaded: the server's standby) while the task is planned (the first
+  // start checks the OS sandbox) and its place made; it runs only once the task is ready.
   const { id, worker } =
     context.standby?.take(project, context) ?? startingWorker(project, context);
   let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
   let job: JobFile;
   try {
+    const plan = await planTask({ ...input, ...profileOf(route.profiles[0]) }, config, context);
+    const workdir = confineWorkdir(project, input.workdir ?? '.');
+    const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
+    if (plan.cliEngine && isolation === 'none') refuseBusyCheckout(context.dataHome, workdir);
     place =
       isolation === 'worktree'
         ? await makeWorktree(id, workdir, input.baseBranch, context.dataHome)
