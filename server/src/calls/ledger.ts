@@ -85,8 +85,16 @@ export function appendLedger(dataHome: string, record: LedgerRecord): Promise<vo
   // worker writes one per model call), and the line is on disk before the call's answer is used.
   try {
     const dir = ledgerDir(dataHome);
-    mkdirSync(dir, { recursive: true });
-    appendFileSync(join(dir, `${utcDay(record.ts)}.jsonl`), ledgerLine(record), { mode: 0o600 });
+    const file = join(dir, `${utcDay(record.ts)}.jsonl`);
+    const line = ledgerLine(record);
+    try {
+      appendFileSync(file, line, { mode: 0o600 });
+    } catch (error) {
+      // The folder is made when it is missing (the first call, or after a purge), not each time.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      mkdirSync(dir, { recursive: true });
+      appendFileSync(file, line, { mode: 0o600 });
+    }
     return Promise.resolve();
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
