@@ -359,7 +359,11 @@ describe("a native MCP task in Claude Code's own UI (interactive)", () => {
     const claude = await startSession(false);
     await waitFor(() => plain(claude.screen()).includes('requests your input'), 60_000, 100);
     expect(plain(claude.screen())).toContain('Esc to answer later');
-    const id = taskId();
+    // The form may come before the model has been sent task_start's answer: the id is the one
+    // task in the data home.
+    const ids = readdirSync(join(world.dataHome, 'jobs')).filter((name) => name.startsWith('t_'));
+    expect(ids).toHaveLength(1);
+    const id = ids[0]!;
 
     // Esc: the form closes, Claude Code sends no answer (no tasks/update reaches the job).
     const mark = claude.screen().length;
