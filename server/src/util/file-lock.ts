@@ -9,7 +9,6 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -95,7 +94,9 @@ export function isAbandoned(file: HeldFile): boolean {
  * back, and link() refuses to overwrite a file created meanwhile.
  */
 export function removeHeldFile(path: string, version: HeldFileVersion): boolean {
-  const aside = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.removed`;
+  // Unique without a random draw: no other process has this pid while this one lives.
+  removals += 1;
+  const aside = `${path}.${process.pid}.${removals}.removed`;
   try {
     renameSync(path, aside);
   } catch (error) {
@@ -114,6 +115,9 @@ export function removeHeldFile(path: string, version: HeldFileVersion): boolean 
   unlinkSync(aside);
   return isSame;
 }
+
+/** Files this process has removed: each one's name aside is its own. */
+let removals = 0;
 
 function createHeldFile(path: string, text: string): HeldFileVersion | undefined {
   let fd: number;

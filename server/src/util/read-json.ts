@@ -30,7 +30,10 @@ export function readJsonFile(
   let text: string;
   try {
     // Only a regular file is read: a FIFO would block, a directory cannot be.
-    if (!statSync(path).isFile()) return { problem: notAFile(path) };
+    // No exception for a file that is not there (the usual case of an optional file: cheaper).
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (!stats) return undefined;
+    if (!stats.isFile()) return { problem: notAFile(path) };
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
