@@ -9,7 +9,6 @@ import { markHookServer } from './hook-server-mark.ts';
 import { hookAnswerTool } from './tools/hook-answer.ts';
 import { listedAtBuild } from './tools/listed-at-build.ts';
 import { createTaskDoor } from './tools/task-door.ts';
-import { createStandby } from './tasks/standby-worker.ts';
 import { TOOLS } from './tools/registry.ts';
 import { VERSION } from './util/version.ts';
 
@@ -27,9 +26,8 @@ async function main(): Promise<void> {
     pluginRoot: resolvePluginRoot(env, import.meta.url),
     workerScript: fileURLToPath(new URL('./task-worker.mjs', import.meta.url)),
     learned: new Map(),
-    standby: createStandby(),
+    keepsWorkerStandby: true,
   };
-  process.on('exit', () => context.standby.close());
   const loadServices = once(() => import('./tools/services.ts'));
   const server = createServer({
     context,

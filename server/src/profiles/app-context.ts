@@ -1,7 +1,6 @@
 import type { Environment } from '../config/paths.ts';
 import type { Discover } from './resolve-profile.ts';
 import type { LearnedFacts } from '../wire/spec.ts';
-import type { Standby } from '../tasks/standby-worker.ts';
 
 /** What every floor gets from its entry (server, worker, CLI); nothing is read from globals. */
 export interface AppContext {
@@ -17,8 +16,11 @@ export interface AppContext {
   pluginRoot: string;
   /** The bundled task worker (dist/task-worker.mjs), spawned detached for each task. */
   workerScript?: string;
-  /** The long-lived server's task worker kept loaded for its next start (none in the CLI). */
-  standby?: Standby;
+  /**
+   * The long-lived server keeps one task worker loaded for its next start (the standby,
+   * tasks/standby-worker.ts); a CLI process, which exits after its start, does not.
+   */
+  keepsWorkerStandby?: boolean;
   /**
    * What adapters learned about each profile's model (e.g. that it takes
    * `max_completion_tokens`), kept for the life of the process; keyed by profile and model.

@@ -106,6 +106,18 @@ export function createStandby(idleMs = STANDBY_IDLE_MS): Standby {
   };
 }
 
+let standbyOfThisProcess: Standby | undefined;
+
+/** The long-lived server's standby: made at its first start, let go when the process exits. */
+export function serverStandby(): Standby {
+  if (!standbyOfThisProcess) {
+    const standby = createStandby();
+    process.once('exit', () => standby.close());
+    standbyOfThisProcess = standby;
+  }
+  return standbyOfThisProcess;
+}
+
 /** A new reserved id and its worker, loading while the task is prepared. */
 export function startingWorker(project: string, launch: WorkerLaunch): StartingWorker {
   return withWorker(reserveTaskId(launch.dataHome), project, launch);

@@ -40,7 +40,7 @@ import {
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
 import { spawnWorker } from './spawn-worker.ts';
-import { startingWorker } from './standby-worker.ts';
+import { serverStandby, startingWorker } from './standby-worker.ts';
 import { pickReviewProfile } from './review.ts';
 import { cannotRun, runTestCommand } from './verify.ts';
 import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
@@ -113,8 +113,8 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const project = realpathSync(context.projectDir);
   // The worker loads (or is loaded: the server's standby) while the task is planned (the first
   // start checks the OS sandbox) and its place made; it runs only once the task is ready.
-  const { id, worker } =
-    context.standby?.take(project, context) ?? startingWorker(project, context);
+  const standby = context.keepsWorkerStandby ? serverStandby() : undefined;
+  const { id, worker } = standby?.take(project, context) ?? startingWorker(project, context);
   let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
   let job: JobFile;
   try {
@@ -147,7 +147,7 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     throw error;
   }
   const started = worker ? await worker.go(job) : await spawnWorker(job, context);
-  context.standby?.prepare(project, context);
+  standby?.prepare(project, context);
   return started;
 }
 
