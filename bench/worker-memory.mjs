@@ -112,7 +112,7 @@ export async function benchWorkerMemory(root) {
       note:
         `${WORKERS} tasks started through a real \`dist/server.mjs\`, each worker waiting on a model ` +
         `request the fake holds open (headers sent, no body); RSS (VmRSS) read ${SETTLE_MS / 1000} s ` +
-        `after the last request arrived. Beside them, in the same run, ${WORKERS} bare Node processes ` +
+        `after the last request arrived, and the server's standby worker (loaded for its next start, waiting on its stdin). Beside them, in the same run, ${WORKERS} bare Node processes ` +
         `idle on a timer, and ${WORKERS} waiting on the same held request with \`fetch\`.`,
       rows: [
         [
