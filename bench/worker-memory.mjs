@@ -19,6 +19,18 @@ function rssMb(pid) {
   }
 }
 
+/** Anonymous (private, not file-backed) memory of a process in MB, from smaps_rollup. */
+function anonMb(pid) {
+  try {
+    const kb = /^Anonymous:\s+(\d+) kB/m.exec(
+      readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'),
+    )?.[1];
+    return kb ? Number(kb) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The task workers whose environment names this data home: pid and task id. */
 function workerPids(dataHome) {
   const pids = [];
@@ -39,15 +51,15 @@ function workerPids(dataHome) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** `count` bare Node processes running `code`; their RSS after they settle. */
-async function bareRss(code, count) {
+/** `count` bare Node processes running `code`; their RSS (or what `measure` reads) after they settle. */
+async function bareRss(code, count, measure = rssMb) {
   const children = Array.from({ length: count }, () =>
     // The workers' environment, not the bench shell's (NODE_EXTRA_CA_CERTS alone adds ~2 MB).
     spawn(process.execPath, ['-e', code], { stdio: 'ignore', env: { PATH: process.env.PATH } }),
   );
   try {
     await sleep(SETTLE_MS);
-    return children.map((child) => rssMb(child.pid)).filter((mb) => mb !== undefined);
+    return children.map((child) => measure(child.pid)).filter((mb) => mb !== undefined);
   } finally {
     for (const child of children) child.kill('SIGKILL');
   }
@@ -88,9 +100,10 @@ export async function benchWorkerMemory(root) {
     while (requests < WORKERS) await sleep(10);
     await sleep(SETTLE_MS);
     const found = workerPids(dataHome);
-    const workers = found
-      .filter((worker) => ids.includes(worker.id))
-      .map((worker) => rssMb(worker.pid))
+    const waiting = found.filter((worker) => ids.includes(worker.id));
+    const workers = waiting.map((worker) => rssMb(worker.pid)).filter((mb) => mb !== undefined);
+    const workersAnon = waiting
+      .map((worker) => anonMb(worker.pid))
       .filter((mb) => mb !== undefined);
     // The server's standby: loaded for the next start, waiting on its stdin (no task yet).
     const standby = found
@@ -99,6 +112,7 @@ export async function benchWorkerMemory(root) {
       .filter((mb) => mb !== undefined);
     const fakeUrl = `${fake.openaiBaseUrl}/chat/completions`;
     const idle = await bareRss('setInterval(() => {}, 1e9)', WORKERS);
+    const idleAnon = await bareRss('setInterval(() => {}, 1e9)', WORKERS, anonMb);
     const fetching = await bareRss(
       `fetch(${JSON.stringify(fakeUrl)}, { method: 'POST', headers: { 'content-type': 'application/json' }, ` +
         `body: JSON.stringify({ model: 'm', stream: true, messages: [] }) }).then((r) => r.text())`,
@@ -128,6 +142,11 @@ export async function benchWorkerMemory(root) {
           'reference',
         ],
         ['RSS of a bare idle Node (median)', `${idle50.toFixed(1)} MB`, 'baseline'],
+        [
+          'private memory of a waiting task worker, bare idle Node (median Anonymous of smaps_rollup: RSS less the pages of the node binary and libraries, shared by all)',
+          `${median(workersAnon).toFixed(1)} MB, ${median(idleAnon).toFixed(1)} MB`,
+          'reference',
+        ],
         [
           'RSS of a bare Node waiting on the same request with `fetch` (median)',
           `${median(fetching).toFixed(1)} MB = ${(median(fetching) / idle50).toFixed(2)}× bare idle Node`,
