@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { type FakeReply } from '../helpers/fake-provider.ts';
@@ -108,6 +108,22 @@ describe('the standby worker: a start after a start runs on a worker already loa
     expect((await handle.callText('task_cancel', { task_id: id })).text).toContain('cancelled');
     expect(isAlive(standby.pid)).toBe(false);
     expect(isSleeping(id)).toBe(false);
+  });
+
+  it('an id taken meanwhile (its folder made by someone else): the start gets another id and worker, the standby goes', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith(() => done);
+    await handle.callText('task_start', { task: 'first' });
+    const standby = await standbyOf(world);
+    mkdirSync(join(world.dataHome, 'jobs', standby.id));
+    const second = taskIdOf((await handle.callText('task_start', { task: 'second' })).text);
+    expect(second).not.toBe(standby.id);
+    expect(await pollTaskStatus(handle, second, /done|failed|lost/)).toMatch(/ done /);
+    await waitFor(() => !isAlive(standby.pid));
+    expect(readdirSync(join(world.dataHome, 'standby'))).not.toContain(`${standby.id}.log`);
+    rmdirSync(join(world.dataHome, 'jobs', standby.id));
   });
 
   it('a start refused at its plan (an unknown profile) leaves no worker: not the standby it took, not a new one', async ({

@@ -66,10 +66,8 @@ export function createStandby(idleMs = STANDBY_IDLE_MS): Standby {
       held = undefined;
       clearTimeout(standby.timer);
       // Its id was drawn when it started, not reserved: another start may have taken it since.
-      let isFirst = true;
-      const id = reserveTaskId(launch.dataHome, () =>
-        isFirst ? ((isFirst = false), standby.id) : newTaskId(),
-      );
+      const drawn = [standby.id];
+      const id = reserveTaskId(launch.dataHome, () => drawn.shift() ?? newTaskId());
       if (id !== standby.id) {
         standby.worker.dismiss();
         rmSync(standbyLogPath(launch.dataHome, standby.id), { force: true });
