@@ -51,15 +51,17 @@ function workerPids(dataHome) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** `count` bare Node processes running `code`; their RSS (or what `measure` reads) after they settle. */
-async function bareRss(code, count, measure = rssMb) {
+/** `count` bare Node processes running `code`: their RSS and anonymous memory after they settle. */
+async function bareMemory(code, count) {
   const children = Array.from({ length: count }, () =>
     // The workers' environment, not the bench shell's (NODE_EXTRA_CA_CERTS alone adds ~2 MB).
     spawn(process.execPath, ['-e', code], { stdio: 'ignore', env: { PATH: process.env.PATH } }),
   );
   try {
     await sleep(SETTLE_MS);
-    return children.map((child) => measure(child.pid)).filter((mb) => mb !== undefined);
+    const read = (measure) =>
+      children.map((child) => measure(child.pid)).filter((mb) => mb !== undefined);
+    return { rss: read(rssMb), anon: read(anonMb) };
   } finally {
     for (const child of children) child.kill('SIGKILL');
   }
@@ -111,9 +113,8 @@ export async function benchWorkerMemory(root) {
       .map((worker) => rssMb(worker.pid))
       .filter((mb) => mb !== undefined);
     const fakeUrl = `${fake.openaiBaseUrl}/chat/completions`;
-    const idle = await bareRss('setInterval(() => {}, 1e9)', WORKERS);
-    const idleAnon = await bareRss('setInterval(() => {}, 1e9)', WORKERS, anonMb);
-    const fetching = await bareRss(
+    const { rss: idle, anon: idleAnon } = await bareMemory('setInterval(() => {}, 1e9)', WORKERS);
+    const { rss: fetching } = await bareMemory(
       `fetch(${JSON.stringify(fakeUrl)}, { method: 'POST', headers: { 'content-type': 'application/json' }, ` +
         `body: JSON.stringify({ model: 'm', stream: true, messages: [] }) }).then((r) => r.text())`,
       WORKERS,

@@ -19,17 +19,19 @@ export function processesWithEnv(entry: string, inCommand = ''): number[] {
     .map(Number);
 }
 
-/** The Claude Code session id a process runs under (CLAUDE_CODE_SESSION_ID in its environment). */
-export function sessionOfProcess(pid: number): string | undefined {
+/** A variable of a process's environment; undefined when unset or the process is gone. */
+export function environmentValue(pid: number, name: string): string | undefined {
   try {
     const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    return environment
-      .find((entry) => entry.startsWith('CLAUDE_CODE_SESSION_ID='))
-      ?.slice('CLAUDE_CODE_SESSION_ID='.length);
+    return environment.find((entry) => entry.startsWith(`${name}=`))?.slice(name.length + 1);
   } catch {
     return undefined;
   }
 }
+
+/** The Claude Code session id a process runs under (CLAUDE_CODE_SESSION_ID in its environment). */
+export const sessionOfProcess = (pid: number): string | undefined =>
+  environmentValue(pid, 'CLAUDE_CODE_SESSION_ID');
 
 /** The screen's text without ANSI sequences (cursor moves become nothing, not spaces). */
 export const plainScreen = (screen: string) =>

@@ -3,27 +3,18 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { type FakeReply } from '../helpers/fake-provider.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
-import { killQuietly } from '../helpers/processes.ts';
+import { environmentValue, processesWithEnv } from '../helpers/claude-processes.ts';
+import { killQuietly, liveProcesses } from '../helpers/processes.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 
 /** Task workers of this data home, by the id in their environment (as a cancel finds them). */
 function workersOf(dataHome: string): Array<{ pid: number; id: string }> {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((entry) => {
-      try {
-        const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-        if (!commandLine.includes('task-worker.mjs')) return [];
-        const environment = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-        if (!environment.includes(`DELEGATE_HOME=${dataHome}`)) return [];
-        const id = environment.find((line) => line.startsWith('DELEGATE_TASK_ID='))?.slice(17);
-        return id ? [{ pid: Number(entry), id }] : [];
-      } catch {
-        return [];
-      }
-    });
+  return processesWithEnv(`DELEGATE_HOME=${dataHome}`, 'task-worker.mjs').flatMap((pid) => {
+    const id = environmentValue(pid, 'DELEGATE_TASK_ID');
+    return id ? [{ pid, id }] : [];
+  });
 }
 
 /** The worker loaded for the next start: a worker whose id has no job folder. */
@@ -38,15 +29,10 @@ async function standbyOf(world: TempEnv): Promise<{ pid: number; id: string }> {
   return standby!;
 }
 
-const isAlive = (pid: number) => existsSync(`/proc/${pid}/cmdline`) && !isZombie(pid);
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
-}
+const isAlive = (pid: number) => liveProcesses((facts) => facts.pid === pid).length > 0;
+
+/** A `sleep 60` of the task is running (found by the task's id in its environment). */
+const isSleeping = (id: string) => processesWithEnv(`DELEGATE_TASK_ID=${id}`, 'sleep').length > 0;
 
 const it = taskTest.extend(
   'startWith',
@@ -91,7 +77,7 @@ describe('the standby worker: a start after a start runs on a worker already loa
     await pollTaskStatus(handle, first, / done /);
   });
 
-  it('a cancel of a task on the standby ends its worker and every command, and the work is kept as cancelled', async ({
+  it('a cancel of a task on the standby ends its worker and every command, and the task shows cancelled', async ({
     startWith,
     world,
   }) => {
@@ -108,6 +94,9 @@ describe('the standby worker: a start after a start runs on a worker already loa
     expect((await handle.callText('task_cancel', { task_id: id })).text).toContain('cancelled');
     expect(isAlive(standby.pid)).toBe(false);
     expect(isSleeping(id)).toBe(false);
+    expect((await handle.callText('task_status', { task_ids: [id] })).text).toMatch(
+      new RegExp(`^${id} cancelled`),
+    );
   });
 
   it('an id taken meanwhile (its folder made by someone else): the start gets another id and worker, the standby goes', async ({
@@ -168,18 +157,3 @@ describe('the standby worker: a start after a start runs on a worker already loa
     expect(readdirSync(join(world.dataHome, 'jobs'))).not.toContain(next.id);
   });
 });
-
-/** A `sleep 60` of the task is running (found by the task's id in its environment). */
-function isSleeping(id: string): boolean {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .some((entry) => {
-      try {
-        const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-        const environment = readFileSync(`/proc/${entry}/environ`, 'utf8');
-        return commandLine.includes('sleep') && environment.includes(`DELEGATE_TASK_ID=${id}\0`);
-      } catch {
-        return false;
-      }
-    });
-}

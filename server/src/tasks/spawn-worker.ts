@@ -25,7 +25,7 @@ export async function spawnWorker(job: JobFile, context: WorkerLaunch): Promise<
   if (!context.workerScript) throw new Error('the task worker script is not configured');
   const current = readJob(context.dataHome, job.id);
   if (isTerminal(current.state)) return current;
-  const log = join(jobDir(context.dataHome, job.id), 'worker.log');
+  const log = workerLogPath(context.dataHome, job.id);
   const child = startWorkerProcess(job.id, job.project, job.workdir, context, 'ignore', log);
   return recordWorker(job, context, child.pid);
 }
@@ -50,7 +50,7 @@ export function spawnWaitingWorker(
   id: string,
   project: string,
   context: WorkerLaunch,
-  logPath = join(jobDir(context.dataHome, id), 'worker.log'),
+  logPath = workerLogPath(context.dataHome, id),
 ): WaitingWorker | undefined {
   if (!context.workerScript) return undefined;
   const child = startWorkerProcess(id, project, project, context, 'pipe', logPath);
@@ -90,6 +90,11 @@ export function spawnWaitingWorker(
     dismiss: () => settle(''),
     isAlive: () => !hasExited && !isSettled,
   };
+}
+
+/** Where a task's worker writes what it prints (its stdout and stderr). */
+export function workerLogPath(dataHome: string, id: string): string {
+  return join(jobDir(dataHome, id), 'worker.log');
 }
 
 /** The word a waiting worker starts on, and the argument that makes it wait for it. */

@@ -1,7 +1,12 @@
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { jobDir, newTaskId, releaseTaskId, reserveTaskId } from '../store/job-store.ts';
-import { spawnWaitingWorker, type WaitingWorker, type WorkerLaunch } from './spawn-worker.ts';
+import { newTaskId, releaseTaskId, reserveTaskId } from '../store/job-store.ts';
+import {
+  spawnWaitingWorker,
+  workerLogPath,
+  type WaitingWorker,
+  type WorkerLaunch,
+} from './spawn-worker.ts';
 
 /** How long a standby worker waits for a start before it is let go. */
 export const STANDBY_IDLE_MS = 10 * 60_000;
@@ -75,10 +80,7 @@ export function createStandby(idleMs = STANDBY_IDLE_MS): Standby {
       }
       // Its log becomes the task's; the worker keeps writing to it through its descriptor.
       try {
-        renameSync(
-          standbyLogPath(launch.dataHome, id),
-          join(jobDir(launch.dataHome, id), 'worker.log'),
-        );
+        renameSync(standbyLogPath(launch.dataHome, id), workerLogPath(launch.dataHome, id));
       } catch {
         // No log to keep.
       }
