@@ -69,6 +69,51 @@ const englishOnlyZodLocales = {
 };
 
 /**
+ * The OS sandbox library terminates TLS only when its config has `network.tlsTerminate`, which
+ * delegate never sets (sandbox/sandbox-session.ts); the CA code behind it is node-forge, about
+ * 375 KB parsed and set up in every task worker at its first command, where it held 4-5 MB
+ * per worker for nothing. Its two modules become one that says so if ever called; their
+ * disposers, which the library calls only for a CA it made, do nothing. An export the library
+ * starts importing that is missing here fails this build.
+ */
+const sandboxWithoutTlsTermination = {
+  name: 'sandbox-without-tls-termination',
+  setup(pluginBuild) {
+    pluginBuild.onLoad(
+      {
+        filter:
+          /[\\/]@anthropic-ai[\\/]sandbox-runtime[\\/]dist[\\/]sandbox[\\/]mitm-(ca|leaf)\.js$/,
+      },
+      () => ({
+        contents: [
+          'const unavailable = () => {',
+          '  throw new Error("delegate\'s OS sandbox does not terminate TLS (network.tlsTerminate)");',
+          '};',
+          "export const CRL_PATH = '/srt.crl';",
+          ...[
+            'caSubjectKeyId',
+            'signCertificateNative',
+            'rsaSha256SignNative',
+            'createMitmCA',
+            'generateEmptyCrl',
+            'generateCa',
+            'certThumbprint',
+            'validateCaPair',
+            'randomSerial',
+            'daysFromNow',
+            'mintLeafCert',
+            'secureContextFor',
+          ].map((name) => `export const ${name} = unavailable;`),
+          'export async function disposeMitmCA() {}',
+          'export function disposeMitmCASync() {}',
+        ].join('\n'),
+        loader: 'js',
+      }),
+    );
+  },
+};
+
+/**
  * The OS sandbox library (bundled into a lazy chunk) looks for its prebuilt helpers in
  * `vendor/` beside its module or one folder up, i.e. `dist/vendor/` for `dist/chunks/*.mjs`:
  * the seccomp loader that blocks Unix sockets and namespace escapes inside bubblewrap (Linux
@@ -102,7 +147,7 @@ await Promise.all([
     banner: {
       js: "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);",
     },
-    plugins: [englishOnlyZodLocales],
+    plugins: [englishOnlyZodLocales, sandboxWithoutTlsTermination],
   }),
   build({
     ...shared,
