@@ -101,6 +101,14 @@ export function workerLogPath(dataHome: string, id: string): string {
 export const WORKER_GO = 'go';
 export const WAIT_FOR_GO = '--wait-for-go';
 
+/**
+ * V8 flags of every task worker. A worker spends its life waiting on its model, so its heap
+ * favours size: about 3 MB less resident and private memory per waiting worker, turns no
+ * slower (`npm run bench -- workermemory tasks`). Flags that also stop the optimising compiler
+ * saved 4 MB more but ran a worker's heavier JavaScript (big tool outputs) 2.5 times slower.
+ */
+const WORKER_NODE_FLAGS = ['--optimize-for-size'];
+
 function startWorkerProcess(
   id: string,
   project: string,
@@ -110,7 +118,12 @@ function startWorkerProcess(
   logPath: string,
 ) {
   const log = openSync(logPath, 'a');
-  const args = [context.workerScript ?? '', id, ...(stdin === 'pipe' ? [WAIT_FOR_GO] : [])];
+  const args = [
+    ...WORKER_NODE_FLAGS,
+    context.workerScript ?? '',
+    id,
+    ...(stdin === 'pipe' ? [WAIT_FOR_GO] : []),
+  ];
   const child = spawn(process.execPath, args, {
     cwd,
     env: {
