@@ -35,7 +35,8 @@ export const builtinEngine: TaskEngine = {
           signal,
         )
       : undefined;
-    const { toolContext, sandboxReady } = builtinToolContext(input);
+    const tools = builtinToolContext(input);
+    const { toolContext, sandboxReady } = tools;
     return {
       ...(toolContext.sandbox ? { sandbox: toolContext.sandbox } : {}),
       ...(toolContext.remote ? { remote: toolContext.remote } : {}),
@@ -44,7 +45,7 @@ export const builtinEngine: TaskEngine = {
       run: (afterAnswer) =>
         runBuiltin(
           input,
-          { toolContext, sandboxReady },
+          tools,
           afterAnswer &&
             (async () => {
               await sandboxReady();
@@ -65,6 +66,12 @@ interface BuiltinTools {
    * way, not before it; every command and test run waits for it.
    */
   sandboxReady: () => Promise<void>;
+  /**
+   * Resolves once a check started is over (at once when none was): a task can end before the
+   * check begun beside its first model call, and the end removes its worktree, under which the
+   * check would fail and report the sandbox broken.
+   */
+  sandboxSettled: () => Promise<void>;
 }
 
 /** The worker tools' context: the task's directory, clean env with the git guard, its sandbox. */
@@ -87,7 +94,13 @@ function builtinToolContext(input: EngineStart): BuiltinTools {
       ...(remote ? { remote } : {}),
       onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
     },
-    sandboxReady: () => (checked ??= sandbox ? checkJobSandbox(context.env) : Promise.resolve()),
+    sandboxReady: () =>
+      (checked ??= sandbox ? checkJobSandbox(context.env, dataHome) : Promise.resolve()),
+    sandboxSettled: () =>
+      (checked ?? Promise.resolve()).then(
+        () => undefined,
+        () => undefined,
+      ),
   };
 }
 
@@ -104,7 +117,7 @@ function afterSandboxCheck(tool: WorkerTool, sandboxReady: () => Promise<void>):
 
 async function runBuiltin(
   input: EngineStart,
-  { toolContext, sandboxReady }: BuiltinTools,
+  { toolContext, sandboxReady, sandboxSettled }: BuiltinTools,
   afterAnswer: AfterAnswer | undefined,
 ): Promise<string> {
   const { job, context, recorder } = input;
@@ -140,7 +153,7 @@ async function runBuiltin(
       onFilesWritten: (paths) => recorder.filesTouched(paths),
       ...(afterAnswer ? { continueAfterAnswer: afterAnswer } : {}),
     },
-  });
+  }).finally(sandboxSettled);
   return outcome.stoppedBy === 'max_turns'
     ? `${outcome.summary}\n\n(Stopped at the turn budget of ${outcome.turns}.)`
     : outcome.summary;
