@@ -37,7 +37,7 @@ function loggedBubblewrap(world: TempEnv): LoggedBubblewrap {
   const wrapper = join(world.root, 'bwrap');
   const log = join(world.root, 'bwrap.log');
   const body = (last: string) =>
-    `#!/bin/sh\nline="$\{DELEGATE_TASK_ID:-server\} $(printf '%s' "$*" | tr '\\n' ' ')"\nprintf '%s\\n' "$line" >> '${log}'\n${last}\n`.padEnd(
+    `#!/bin/sh\nline="$\{DELEGATE_TASK_ID:-server} $(printf '%s' "$*" | tr '\\n' ' ')"\nprintf '%s\\n' "$line" >> '${log}'\n${last}\n`.padEnd(
       250,
       '#',
     );

@@ -52,7 +52,7 @@ export function recordedSandboxCheck(
   ) {
     return undefined;
   }
-  return { isAvailable: true, warnings: warnings as string[] };
+  return { isAvailable: true, warnings };
 }
 
 /** Keeps a passed check for the processes after this one; a failed one removes the record. */
