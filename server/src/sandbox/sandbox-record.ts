@@ -15,14 +15,15 @@ export const SANDBOX_RECORD_MAX_AGE_MS = 60 * 60_000;
  * A sandbox check that passed (the library started, a probe command ran inside bubblewrap),
  * kept in the data home for the processes after it: the first `task_start` of each session
  * and every CLI start (`delegate start`, a subagent on a worker) would otherwise spend
- * 200 ms on the same probe. It stands for {@link SANDBOX_RECORD_MAX_AGE_MS} on this boot, for
+ * 200 ms on the same probe (about 110 ms of their wall time, as the worker starts beside it). It stands for {@link SANDBOX_RECORD_MAX_AGE_MS} on this boot, for
  * this user, with the same PATH and the same bubblewrap file (a reinstall or upgrade changes
  * its identity), and for this copy of delegate. A failed check is never kept, and one that
  * fails removes it.
  *
- * It cannot make a task run unsandboxed: a task decided sandboxed on its word starts the
- * sandbox again in its worker before any command, and fails there (removing the record) if
- * the sandbox stopped working meanwhile; every command runs inside bubblewrap or not at all.
+ * It cannot make a task run unsandboxed: a task decided sandboxed on its word is checked
+ * again, probe included, by its worker before any command, and fails there (removing the
+ * record) if the sandbox stopped working meanwhile; every command runs inside bubblewrap or
+ * not at all.
  * What a wrong record changes is only that such a task fails, where a fresh check under
  * `"sandbox": "auto"` would have run it unsandboxed and said so.
  */
