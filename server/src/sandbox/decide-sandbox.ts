@@ -2,7 +2,6 @@ import type { Environment } from '../config/paths.ts';
 import type { SandboxMode } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 import { checkSandbox, sandboxInstallHint, type SandboxCheck } from './os-sandbox.ts';
-import { recordedSandboxCheck, recordSandboxCheck } from './sandbox-record.ts';
 
 export interface SandboxDecision {
   sandboxed: boolean;
@@ -15,13 +14,9 @@ export interface SandboxDecision {
  * `auto` whenever it works here (else unsandboxed, and the task says so), `required` or the
  * task is refused with what to install.
  */
-export async function decideSandbox(
-  mode: SandboxMode,
-  env: Environment,
-  dataHome: string,
-): Promise<SandboxDecision> {
+export async function decideSandbox(mode: SandboxMode, env: Environment): Promise<SandboxDecision> {
   if (mode === 'off') return { sandboxed: false, note: 'sandbox is "off" in the configuration' };
-  const check = workingHere ?? (await checkOnce(env, dataHome));
+  const check = workingHere ?? (await checkOnce(env));
   if (check.isAvailable) {
     return check.warnings.length > 0
       ? { sandboxed: true, note: check.warnings.join('; ') }
@@ -40,12 +35,8 @@ export async function decideSandbox(
 /** A sandbox that worked in this process once; a failure is checked again at the next task. */
 let workingHere: SandboxCheck | undefined;
 
-/** The check on record from an earlier process (sandbox-record.ts), else a fresh one, recorded. */
-async function checkOnce(env: Environment, dataHome: string): Promise<SandboxCheck> {
-  const recorded = recordedSandboxCheck(dataHome, env);
-  if (recorded) return (workingHere = recorded);
+async function checkOnce(env: Environment): Promise<SandboxCheck> {
   const check = await checkSandbox(env);
-  recordSandboxCheck(dataHome, env, check);
   if (check.isAvailable) workingHere = check;
   return check;
 }

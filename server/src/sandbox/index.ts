@@ -10,7 +10,6 @@ export {
   type SandboxCheck,
   withSandboxLease,
 } from './os-sandbox.ts';
-export { recordSandboxCheck, sandboxRecordPath } from './sandbox-record.ts';
 export {
   DEFAULT_LIMITS,
   SECRET_HOME_PATHS,

@@ -31,13 +31,13 @@ export interface PreparedCommand {
 
 /**
  * Whether commands can run in the OS sandbox here: the platform is supported, bubblewrap,
- * socat and ripgrep (Linux) are there, and a probe command really ran inside it (once per
- * process).
+ * socat and ripgrep (Linux) are there, and (unless `shouldProbe` is false, for a process that
+ * only runs what another one already probed) a probe command really ran inside it.
  */
-export async function checkSandbox(env: Environment): Promise<SandboxCheck> {
+export async function checkSandbox(env: Environment, shouldProbe = true): Promise<SandboxCheck> {
   try {
     const manager = await startSession(env);
-    await probeSession(manager);
+    if (shouldProbe) await probeSession(manager);
     return { isAvailable: true, warnings: manager.checkDependencies().warnings };
   } catch (error) {
     return { isAvailable: false, reason: errorMessage(error), warnings: [] };

@@ -5,7 +5,6 @@ import { HOST_PATTERN } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
 import { taskSandboxPolicy, type SandboxPolicy } from './sandbox-policy.ts';
-import { forgetSandboxCheck } from './sandbox-record.ts';
 import type { ResourceLimits } from '../config/resource-limits.ts';
 
 /** The fields of a task (job.json) that its sandbox is made from. */
@@ -39,21 +38,17 @@ export async function sandboxForJob(
   extraWritable: readonly string[] = [],
 ): Promise<SandboxPolicy | undefined> {
   if (!job.sandboxed) return undefined;
-  await checkJobSandbox(env, dataHome);
+  await checkJobSandbox(env);
   return sandboxPolicyForJob(job, dataHome, env, extraReadable, extraWritable);
 }
 
 /**
- * A task started sandboxed finds the sandbox still working, or this throws: started, and a
- * probe command run in it, once per process (a worker does it while its first model call is
- * under way). task_start may have decided on an earlier process's check (sandbox-record.ts),
- * and a server keeps a passed check for its lifetime: this is where a sandbox that stopped
- * working since is found, before any command, and takes the record with it.
+ * A task started sandboxed finds the sandbox still working, or this throws. task_start probed
+ * the sandbox already; here starting it (dependencies, proxies) is enough.
  */
-export async function checkJobSandbox(env: Environment, dataHome: string): Promise<void> {
-  const check = await checkSandbox(env);
+export async function checkJobSandbox(env: Environment): Promise<void> {
+  const check = await checkSandbox(env, false);
   if (!check.isAvailable) {
-    forgetSandboxCheck(dataHome);
     throw new Error(
       `the task was started in the OS sandbox, which no longer works: ${check.reason ?? 'unknown reason'}. ${sandboxInstallHint()}`,
     );

@@ -503,7 +503,7 @@ async function planTask(
   }
   const sandbox = await decideTaskSandbox(
     config.sandbox ?? 'auto',
-    context,
+    context.env,
     cliEngine?.sandboxConflict?.(profile),
   );
   return { profile, agent, reviewProfile, cliEngine, allowHosts, sandbox };
@@ -645,12 +645,10 @@ async function preflightPasses(
  */
 async function decideTaskSandbox(
   mode: SandboxMode,
-  context: AppContext,
+  env: AppContext['env'],
   conflict: string | undefined,
 ): Promise<SandboxDecision> {
-  if (conflict === undefined || mode === 'off') {
-    return decideSandbox(mode, context.env, context.dataHome);
-  }
+  if (conflict === undefined || mode === 'off') return decideSandbox(mode, env);
   if (mode === 'required') {
     throw new UserError(
       `sandbox is "required", but ${conflict}. Give the profile another sandboxMode, use a builtin-engine profile, or set "sandbox": "auto" to run it unsandboxed (it says so).`,

@@ -35,8 +35,7 @@ export const builtinEngine: TaskEngine = {
           signal,
         )
       : undefined;
-    const tools = builtinToolContext(input);
-    const { toolContext, sandboxReady } = tools;
+    const { toolContext, sandboxReady } = builtinToolContext(input);
     return {
       ...(toolContext.sandbox ? { sandbox: toolContext.sandbox } : {}),
       ...(toolContext.remote ? { remote: toolContext.remote } : {}),
@@ -45,7 +44,7 @@ export const builtinEngine: TaskEngine = {
       run: (afterAnswer) =>
         runBuiltin(
           input,
-          tools,
+          { toolContext, sandboxReady },
           afterAnswer &&
             (async () => {
               await sandboxReady();
@@ -66,12 +65,6 @@ interface BuiltinTools {
    * way, not before it; every command and test run waits for it.
    */
   sandboxReady: () => Promise<void>;
-  /**
-   * Resolves once a check started is over (at once when none was): a task can end before the
-   * check begun beside its first model call, and the end removes its worktree, under which the
-   * check would fail and report the sandbox broken.
-   */
-  sandboxSettled: () => Promise<void>;
 }
 
 /** The worker tools' context: the task's directory, clean env with the git guard, its sandbox. */
@@ -94,13 +87,7 @@ function builtinToolContext(input: EngineStart): BuiltinTools {
       ...(remote ? { remote } : {}),
       onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
     },
-    sandboxReady: () =>
-      (checked ??= sandbox ? checkJobSandbox(context.env, dataHome) : Promise.resolve()),
-    sandboxSettled: () =>
-      (checked ?? Promise.resolve()).then(
-        () => undefined,
-        () => undefined,
-      ),
+    sandboxReady: () => (checked ??= sandbox ? checkJobSandbox(context.env) : Promise.resolve()),
   };
 }
 
@@ -117,7 +104,7 @@ function afterSandboxCheck(tool: WorkerTool, sandboxReady: () => Promise<void>):
 
 async function runBuiltin(
   input: EngineStart,
-  { toolContext, sandboxReady, sandboxSettled }: BuiltinTools,
+  { toolContext, sandboxReady }: BuiltinTools,
   afterAnswer: AfterAnswer | undefined,
 ): Promise<string> {
   const { job, context, recorder } = input;
@@ -153,7 +140,7 @@ async function runBuiltin(
       onFilesWritten: (paths) => recorder.filesTouched(paths),
       ...(afterAnswer ? { continueAfterAnswer: afterAnswer } : {}),
     },
-  }).finally(sandboxSettled);
+  });
   return outcome.stoppedBy === 'max_turns'
     ? `${outcome.summary}\n\n(Stopped at the turn budget of ${outcome.turns}.)`
     : outcome.summary;
