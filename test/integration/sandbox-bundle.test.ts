@@ -21,7 +21,7 @@ function bundles(): { path: string; text: string }[] {
 
 // The OS sandbox library as the build bundles it (scripts/build.mjs): without the TLS
 // termination delegate never configures, whose certificate code (node-forge) each task worker
-// would otherwise load at its first command. The sandboxing itself is proven through the same
+// would otherwise load when its sandbox starts. The sandboxing itself is proven through the same
 // bundle by sandbox-escapes.test.ts.
 describe('the bundled OS sandbox library', () => {
   it('carries no certificate library', () => {
