@@ -22,12 +22,23 @@ export async function pollTaskStatus(
   pattern: RegExp,
   timeoutMs = 30_000,
 ): Promise<string> {
+  return pollTool(handle, 'task_status', { task_ids: [id] }, pattern, timeoutMs);
+}
+
+/** Calls one tool every 100 ms until its text matches `pattern` (within `timeoutMs`, scaled); returns that text. */
+export async function pollTool(
+  handle: ServerHandle,
+  tool: string,
+  args: Record<string, unknown>,
+  pattern: RegExp,
+  timeoutMs = 30_000,
+): Promise<string> {
   const deadline = Date.now() + scaledMs(timeoutMs);
   for (;;) {
-    const { text } = await handle.callText('task_status', { task_ids: [id] });
+    const { text } = await handle.callText(tool, args);
     if (pattern.test(text)) return text;
     if (Date.now() > deadline)
-      throw new Error(`task ${id} never matched ${pattern}; last: ${text}`);
+      throw new Error(`${tool} ${JSON.stringify(args)} never matched ${pattern}; last: ${text}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -8,7 +8,7 @@ import { BROKEN_ADD_PROJECT, FIXED_ADD, git } from '../helpers/git-project.ts';
 import type { ServerHandle } from '../helpers/mcp-server.ts';
 import { liveProcesses } from '../helpers/processes.ts';
 import { taskTest } from '../helpers/task-world.ts';
-import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
+import { pollTaskStatus, pollTool, taskIdOf, waitFor } from '../helpers/wait.ts';
 
 const use = (name: string, input: Record<string, unknown>): FakeReply => ({
   toolUses: [{ name, input }],
@@ -138,8 +138,14 @@ describe('attempts: several workers race on one task', () => {
     );
     const listed = (await handle.callText('task_status', {})).text.split('\n');
     expect(listed.filter((line) => line.startsWith(id))).toEqual([asking]);
-    // The verbose audit shows each attempt's own line.
-    const progress = (await handle.callText('task_progress', { task_id: id })).text;
+    // The verbose audit shows each attempt's own line. The passing attempt's worker marks itself
+    // running when its process starts, which on a loaded machine can come after the question.
+    const progress = await pollTool(
+      handle,
+      'task_progress',
+      { task_id: id },
+      new RegExp(`\n  ${ids[2]} running `),
+    );
     expect(progress).toContain(
       `attempts (first_pass; the winner's work lands on branch delegate/${id}):`,
     );
