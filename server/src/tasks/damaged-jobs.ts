@@ -12,7 +12,7 @@ import { TOOL_WORDING, type Wording } from '../util/wording.ts';
 import { tryGit } from '../git/git.ts';
 import { strayWorktree } from '../store/job-damage.ts';
 import { jobDir, type JobDamage } from '../store/job-store.ts';
-import { processesOfTask } from './reconcile.ts';
+import { endTaskProcesses } from './task-processes.ts';
 import { repositoryRoot } from './worktree.ts';
 import { removeWorktree } from './worktree-lifecycle.ts';
 
@@ -134,7 +134,8 @@ export async function cleanDamaged(
   job: DamagedJob,
   keepBranch: boolean,
 ): Promise<string> {
-  await killEveryProcessOf(job.id);
+  // Damaged: nothing of it is trusted to be ending well, so no grace.
+  await endTaskProcesses(job.id, { graceMs: 0 });
   const notes: string[] = [];
   const branch = job.branch ?? `delegate/${job.id}`;
   if (job.repoDir && existsSync(job.repoDir)) {
@@ -167,24 +168,4 @@ export async function cleanDamaged(
   }
   rmSync(jobDir(dataHome, job.id), { recursive: true, force: true });
   return `${job.id}: damaged task cleaned up${notes.length ? `; ${notes.join('; ')}` : ''}`;
-}
-
-/** Rounds of looking again: a process may be starting one (a check, a bridge) as it is killed. */
-const KILL_ROUNDS = 20;
-const KILL_ROUND_MS = 50;
-
-/** Kills every process carrying the task's id, looking again until none is left (or it gives up). */
-async function killEveryProcessOf(id: string): Promise<void> {
-  for (let round = 0; round < KILL_ROUNDS; round += 1) {
-    const pids = processesOfTask(id);
-    if (pids.length === 0) return;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone meanwhile.
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, KILL_ROUND_MS));
-  }
 }

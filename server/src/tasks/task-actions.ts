@@ -16,7 +16,7 @@ import {
   updateJob,
 } from '../store/job-store.ts';
 import { removeAttemptWorktree, settleAttempts, stopAttempts } from './attempts.ts';
-import { STOP_WAIT_MS } from './task-processes.ts';
+import { endTaskProcesses, STOP_WAIT_MS } from './task-processes.ts';
 import { resultText, statusLine, type InlinePatch } from './task-format.ts';
 import { getTask, locateDamagedTask, projectTaskList } from './task-queries.ts';
 import { removeRunnerFolder } from './worktree.ts';
@@ -203,6 +203,7 @@ function cleanDamagedJob(
 async function cleanAttempts(dataHome: string, job: JobFile): Promise<void> {
   for (const ref of job.attempts ?? []) {
     const attempt = tryReadJob(dataHome, ref.id);
+    await endTaskProcesses(ref.id, attempt?.worker ? { worker: attempt.worker } : {});
     if (attempt && attempt.branch !== job.branch) {
       await removeAttemptWorktree(dataHome, attempt).catch(() => undefined);
     }
@@ -254,6 +255,8 @@ async function cleanOne(
   }
   // Its work is salvaged first: cleaning up while the task's end still commits would race it.
   if (!isResultDamaged) await ensureResult(dataHome, job);
+  // Its worker may still be exiting past the task's end (settling attempts, closing its sandbox).
+  await endTaskProcesses(job.id, job.worker ? { worker: job.worker } : {});
   // Put back before anything goes: a refused restore leaves the task as it was.
   let note = await settleInPlace(job, how, wording);
   await cleanAttempts(dataHome, job);

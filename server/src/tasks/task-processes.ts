@@ -67,6 +67,41 @@ export async function killTask(job: JobFile, waitMs = STOP_WAIT_MS): Promise<num
   }
 }
 
+/**
+ * How long an ended task's processes get to exit by themselves before they are killed: its worker
+ * writes the task's end first, then settles its attempts and closes its sandbox.
+ */
+export const ENDING_GRACE_MS = 3_000;
+/** Rounds of looking again: a process may be starting one (a check, a bridge) as it is killed. */
+const KILL_ROUNDS = 20;
+
+/**
+ * Leaves no process of the task: every process carrying its id, and its recorded worker (the only
+ * one found where /proc cannot be read), gets `graceMs` to exit by itself, then SIGKILL, looking
+ * again until none is left. Whatever removes a task's files or worktree calls this first: an ended
+ * task's worker may still be writing there, and a removal racing it fails (ENOTEMPTY) or is undone.
+ * Resolves with the pids still running after the last round (empty: everything is gone).
+ */
+export async function endTaskProcesses(
+  id: string,
+  { worker, graceMs = ENDING_GRACE_MS }: { worker?: ProcessIdentity; graceMs?: number } = {},
+): Promise<number[]> {
+  const running = () => {
+    const pids = new Set(processesOfTask(id));
+    if (worker && worker.pid !== process.pid && isProcessAlive(worker)) pids.add(worker.pid);
+    return [...pids];
+  };
+  const graceEnds = Date.now() + graceMs;
+  while (Date.now() < graceEnds && running().length > 0) await sleep(POLL_MS);
+  for (let round = 0; round < KILL_ROUNDS; round += 1) {
+    const pids = running();
+    if (pids.length === 0) return [];
+    for (const pid of pids) signal(pid, 'SIGKILL');
+    await sleep(POLL_MS);
+  }
+  return running();
+}
+
 /** Processes whose environment holds DELEGATE_TASK_ID=<id> (Linux /proc; none elsewhere). */
 export function processesOfTask(id: string): number[] {
   return taskProcessIdentities(id).map((identity) => identity.pid);
