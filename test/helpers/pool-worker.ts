@@ -1,14 +1,18 @@
 // A child process for the cross-process pool and lock tests; bundled with esbuild by the test
 // (Node 20 cannot run TypeScript). Commands:
-//   loop <slotsDir> <poolKey> <size> <count> <holdMs> <logPath>  take and release a slot
-//        <count> times, appending "enter"/"leave" lines while holding it
+//   loop <slotsDir> <poolKey> <size> <count> <holdMs> <logPath> [keepMs]  take and release a
+//        slot <count> times, appending "enter"/"leave" lines while holding it; it says "ready"
+//        first and starts on a "go" line on stdin
+//   keep <slotsDir> <poolKey> <size>                             take a slot with keepMs 60 s,
+//        release it (kept), print "kept <index>" and exit
 //   hold <slotsDir> <poolKey> <size>                             take a slot, print "acquired
 //        <index>", release it when stdin says "release", then print "released" and exit
 //   try <slotsDir> <poolKey> <size> <waitMs>                     one try, "waiting" if full, then
 //        wait up to <waitMs>: "acquired <index>" or "full"
 //   count <lockPath> <counterPath> <count>                       increment a counter file under
 //        withFileLock <count> times
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withFileLock } from '../../server/src/util/file-lock.ts';
@@ -18,12 +22,31 @@ import { scaledMs } from './timing.ts';
 const [command = '', ...args] = process.argv.slice(2);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-async function loop([slotsDir = '', poolKey = '', size, count, holdMs, logPath = '']: string[]) {
+async function loop([
+  slotsDir = '',
+  poolKey = '',
+  size,
+  count,
+  holdMs,
+  logPath = '',
+  keepMs = '0',
+]: string[]) {
+  // All loops start together: each says it is ready and waits for "go" on stdin.
+  say('ready');
+  for await (const line of createInterface({ input: process.stdin }))
+    if (line.trim() === 'go') break;
   for (let round = 0; round < Number(count); round += 1) {
     const slot = await acquireSlot(slotsDir, poolKey, Number(size), {
       waitMs: scaledMs(20_000),
+      keepMs: Number(keepMs),
+      label: `loop ${process.pid}`,
     });
     if (!slot) throw new Error(`no slot within ${scaledMs(20_000)} ms`);
+    // The slot's file names this process while it holds the slot, kept or taken anew.
+    const file = JSON.parse(
+      readFileSync(join(slotsDir, readdirSync(slotsDir)[0] ?? '', `${slot.index}.json`), 'utf8'),
+    ) as { pid: number };
+    if (file.pid !== process.pid) throw new Error(`slot ${slot.index} is held by ${file.pid}`);
     appendFileSync(logPath, `enter ${process.pid} ${slot.index} ${Date.now()}\n`);
     await sleep(Number(holdMs));
     appendFileSync(logPath, `leave ${process.pid} ${slot.index} ${Date.now()}\n`);
@@ -41,6 +64,14 @@ async function hold([slotsDir = '', poolKey = '', size]: string[]) {
     say('released');
     return;
   }
+}
+
+/** Takes a slot kept for a minute after its release, releases it and exits: the exit lets it go. */
+async function keep([slotsDir = '', poolKey = '', size]: string[]) {
+  const slot = await acquireSlot(slotsDir, poolKey, Number(size), { keepMs: 60_000 });
+  if (!slot) throw new Error('no slot');
+  await slot.release();
+  say(`kept ${slot.index}`);
 }
 
 async function tryOnce([slotsDir = '', poolKey = '', size, waitMs]: string[]) {
@@ -67,6 +98,7 @@ async function count([lockPath = '', counterPath = '', times]: string[]) {
 const commands: Record<string, (args: string[]) => Promise<void>> = {
   loop,
   hold,
+  keep,
   try: tryOnce,
   count,
 };

@@ -1,6 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -71,6 +79,13 @@ function startWorker(...args: string[]) {
   };
 }
 
+/** Starts the loops at once, once every one of them is ready, and waits for them to finish. */
+async function startTogether(workers: Array<ReturnType<typeof startWorker>>): Promise<void> {
+  for (const worker of workers) expect(await worker.nextLine()).toBe('ready');
+  for (const worker of workers) worker.child.stdin?.end('go\n');
+  await Promise.all(workers.map((worker) => worker.finished()));
+}
+
 describe('pool slots across processes', () => {
   it('never has more holders than slots: 4 processes x 10 turns on a pool of 3', async () => {
     const log = join(dir, 'holders.log');
@@ -78,7 +93,7 @@ describe('pool slots across processes', () => {
     const workers = Array.from({ length: 4 }, () =>
       startWorker('loop', slotsDir, POOL_KEY, '3', '10', '30', log),
     );
-    await Promise.all(workers.map((worker) => worker.finished()));
+    await startTogether(workers);
     // O_APPEND lines land in the order they happened; each is written while holding the slot.
     const holderOfSlot = new Map<string, string>();
     let turns = 0;
@@ -98,6 +113,51 @@ describe('pool slots across processes', () => {
     expect(turns).toBe(40);
     expect(maxHolders).toBeLessThanOrEqual(3);
     expect(maxHolders).toBeGreaterThanOrEqual(2);
+  });
+
+  it('with slots kept between calls: never more holders than slots, and waiters take turns with the keepers', async () => {
+    const log = join(dir, 'holders.log');
+    writeFileSync(log, '');
+    // Kept for 10 s: only a waiter makes a keeper let its slot go.
+    const workers = Array.from({ length: 3 }, () =>
+      startWorker('loop', slotsDir, POOL_KEY, '2', '8', '20', log, '10000'),
+    );
+    await startTogether(workers);
+    const holderOfSlot = new Map<string, string>();
+    const enters: string[] = [];
+    for (const line of readFileSync(log, 'utf8').trim().split('\n')) {
+      const [event, pid = '', index = ''] = line.split(' ');
+      if (event === 'enter') {
+        // A slot is entered again only by the process that left it last (its kept slot) or
+        // after it went; never while another holds it.
+        expect(holderOfSlot.get(index)).toBeUndefined();
+        holderOfSlot.set(index, pid);
+        enters.push(pid);
+      } else {
+        expect(holderOfSlot.get(index)).toBe(pid);
+        holderOfSlot.delete(index);
+      }
+    }
+    expect(enters).toHaveLength(24);
+    // Each process got in before every other one had done all its rounds: the third did not wait
+    // for the first two to finish while they kept their slots.
+    const pids = [...new Set(enters)];
+    expect(pids).toHaveLength(3);
+    for (const pid of pids)
+      for (const other of pids)
+        expect(enters.indexOf(pid), `${pid} first in before ${other}'s last`).toBeLessThan(
+          enters.lastIndexOf(other),
+        );
+    // Every slot file went with its process's exit.
+    expect(readdirSync(join(slotsDir, readdirSync(slotsDir)[0]!))).toEqual([]);
+  });
+
+  it('a slot kept after its release goes when its process exits', async () => {
+    const keeper = startWorker('keep', slotsDir, POOL_KEY, '1');
+    expect(await keeper.nextLine()).toBe('kept 0');
+    await keeper.finished();
+    const folder = join(slotsDir, readdirSync(slotsDir)[0]!);
+    expect(readdirSync(folder)).toEqual([]);
   });
 
   it('frees the slot of a SIGKILLed holder at once', async () => {

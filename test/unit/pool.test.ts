@@ -1,10 +1,19 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireSlot, poolHolders } from '../../server/src/calls/pool.ts';
 import { currentProcessIdentity } from '../../server/src/util/process-identity.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const IMPOSSIBLE_PID = 4_194_305;
 
@@ -86,6 +95,74 @@ describe('acquireSlot', () => {
     expect(poolHolders(slotsDir).map((holder) => holder.poolKey)).toEqual(
       expect.arrayContaining(keys),
     );
+  });
+});
+
+describe('a slot kept for the next call (keepMs)', () => {
+  const fileOf = (index: number) => join(slotsDir, 'k', `${index}.json`);
+  const version = (index: number) => {
+    const stats = statSync(fileOf(index), { bigint: true });
+    return `${stats.ino}:${stats.mtimeNs}`;
+  };
+
+  it('is still held after release, taken again by the same label without a new file, and let go after keepMs', async () => {
+    const first = await take('k', 1, { label: 'task-a', keepMs: 300 });
+    const before = version(0);
+    await first?.release();
+    expect(version(0)).toBe(before);
+    // Held: another label (another task) finds the pool full.
+    expect(await take('k', 1, { label: 'task-b' })).toBeUndefined();
+    const again = await take('k', 1, { label: 'task-a', keepMs: 300 });
+    expect(again?.index).toBe(0);
+    expect(version(0)).toBe(before);
+    await again?.release();
+    await waitFor(() => !existsSync(fileOf(0)), 2_000);
+    expect((await take('k', 1, { label: 'task-b' }))?.index).toBe(0);
+  });
+
+  it('without keepMs, release lets it go at once', async () => {
+    const slot = await take('k', 1, { label: 'task-a' });
+    await slot?.release();
+    expect(existsSync(fileOf(0))).toBe(false);
+  });
+
+  it('goes to a call that waits for the pool: the keeper steps back and gets it next', async () => {
+    const order: string[] = [];
+    const first = await take('k', 1, { label: 'task-a', keepMs: scaledMs(10_000) });
+    await first?.release();
+    const waiter = take('k', 1, { label: 'task-b', waitMs: scaledMs(5_000) }).then(async (slot) => {
+      order.push(`task-b ${slot?.index}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await slot?.release();
+    });
+    await waitFor(() => readdirSync(join(slotsDir, 'k')).some((name) => name.startsWith('wait-')));
+    const keeper = await take('k', 1, {
+      label: 'task-a',
+      keepMs: scaledMs(10_000),
+      waitMs: scaledMs(5_000),
+    });
+    order.push(`task-a ${keeper?.index}`);
+    await waiter;
+    expect(order).toEqual(['task-b 0', 'task-a 0']);
+    await keeper?.release();
+    // No wait file is left behind.
+    expect(readdirSync(join(slotsDir, 'k')).filter((name) => name.startsWith('wait-'))).toEqual([]);
+  });
+
+  it('is not taken again when it no longer fits the pool, or its file is not the one it held', async () => {
+    await take('k', 2, { label: 'other' });
+    const high = await take('k', 2, { label: 'task-a', keepMs: scaledMs(10_000) });
+    expect(high?.index).toBe(1);
+    await high?.release();
+    // The pool shrank to 1: slot 1 goes, and slot 0 is held.
+    expect(await take('k', 1, { label: 'task-a', keepMs: scaledMs(10_000) })).toBeUndefined();
+    expect(existsSync(fileOf(1))).toBe(false);
+    const mine = await take('k', 2, { label: 'task-a', keepMs: scaledMs(10_000) });
+    await mine?.release();
+    // Someone removed and re-made the file (a clean-up, another holder): not this call's any more.
+    rmSync(fileOf(1));
+    writeFileSync(fileOf(1), JSON.stringify({ poolKey: 'k', ...currentProcessIdentity() }));
+    expect(await take('k', 2, { label: 'task-a', keepMs: scaledMs(10_000) })).toBeUndefined();
   });
 });
 

@@ -80,6 +80,13 @@ export interface ModelCallResult {
 }
 
 /**
+ * How long a call's pool slot stays with its task after the call (pool.ts, KeptSlot): a turn's
+ * quick tools (a read, an edit, a note) take less, so a task's next turn takes no slot anew. A
+ * call of another process that waits for the pool gets it first.
+ */
+const SLOT_KEEP_MS = 50;
+
+/**
  * Every model call goes through here: profile → failover chain → pool slot → budget
  * reservation → the client (with retries) → ledger → settle. A chain moves on when a pool is
  * full or a profile fails with a retryable error; local profiles never leave.
@@ -114,6 +121,7 @@ export async function callModel(call: ModelCall, context: AppContext): Promise<M
     let holders: PoolHolder[] | undefined;
     const slot = await acquireSlot(slotsDir(context.dataHome), poolKey, size, {
       waitMs,
+      keepMs: SLOT_KEEP_MS,
       label: `${profile.name}${call.taskId ? ` ${call.taskId}` : ''}`,
       ...(call.signal ? { signal: call.signal } : {}),
       onFull: (now) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { currentProcessIdentity } from '../util/process-identity.ts';
 import {
@@ -47,7 +47,13 @@ function poolFolderName(poolKey: string): string {
   return `${encoded.slice(0, MAX_FOLDER_NAME - hash.length - 1)}~${hash}`;
 }
 
-function slotFor(path: string, poolKey: string, index: number, held: HeldFileVersion): PoolSlot {
+function slotFor(
+  path: string,
+  poolKey: string,
+  index: number,
+  held: HeldFileVersion,
+  keep?: { ms: number; key: string },
+): PoolSlot {
   let isReleased = false;
   return {
     poolKey,
@@ -56,15 +62,143 @@ function slotFor(path: string, poolKey: string, index: number, held: HeldFileVer
       new Promise<void>((resolve) => {
         if (!isReleased) {
           isReleased = true;
-          removeHeldFile(path, held);
+          if (!keep) removeHeldFile(path, held);
+          else if (!hasLiveWaiter(dirname(path)))
+            keepSlot(keep.key, { path, poolKey, index, held }, keep.ms);
+          else {
+            // Somebody waits: it goes to them now, and this caller's next call steps back.
+            removeHeldFile(path, held);
+            owed.add(keep.key);
+          }
         }
         resolve();
       }),
   };
 }
 
+/**
+ * A slot released with `keepMs`: still held (its file unchanged) for that long, for this
+ * process's next call of the same pool and label, which takes it without touching the disk. A
+ * task's turns come back to back, so its slot is taken once rather than once a turn. A call
+ * waiting for the pool (in any process) marks its wait with a `wait-*.json` file in the pool's
+ * folder: a slot is not kept while one is there, and a keeper that finds one at its next call
+ * lets its kept slot go and steps back for {@link YIELD_MS}, so the waiter gets it first.
+ */
+interface KeptSlot {
+  path: string;
+  poolKey: string;
+  index: number;
+  held: HeldFileVersion;
+  timer: NodeJS.Timeout;
+}
+
+const kept = new Map<string, KeptSlot>();
+/** Keys whose last release went to a waiter: their next call steps back first. */
+const owed = new Set<string>();
+/** Longer than a waiter's longest pause between looks (100 ms). */
+const YIELD_MS = 150;
+const WAIT_FILE = /^wait-\d+-\d+\.json$/;
+let waits = 0;
+let isDroppedAtExit = false;
+
+function keepSlot(key: string, slot: Omit<KeptSlot, 'timer'>, keepMs: number): void {
+  dropKept(key);
+  const timer = setTimeout(() => dropKept(key), keepMs);
+  // A kept slot never keeps a process alive; one exiting lets it go (below).
+  timer.unref();
+  if (!isDroppedAtExit) {
+    isDroppedAtExit = true;
+    process.once('exit', dropAllKept);
+  }
+  kept.set(key, { ...slot, timer });
+}
+
+function dropKept(key: string): void {
+  const slot = kept.get(key);
+  if (!slot) return;
+  kept.delete(key);
+  clearTimeout(slot.timer);
+  removeHeldFile(slot.path, slot.held);
+}
+
+function dropAllKept(): void {
+  for (const key of [...kept.keys()]) dropKept(key);
+}
+
+/**
+ * The slot this process kept for `key`, while nobody waits for the pool, it still fits the size,
+ * and its file is still this very one; else it goes, and a call whose last slot was kept or went
+ * to a waiter steps back while others wait, so that it does not take the slot again at once.
+ */
+async function takeKept(
+  key: string,
+  folder: string,
+  size: number,
+  keepMs: number,
+  signal: AbortSignal | undefined,
+): Promise<PoolSlot | undefined> {
+  const slot = kept.get(key);
+  const isOwed = owed.delete(key);
+  if (!slot && !isOwed) return undefined;
+  const waited = hasLiveWaiter(folder);
+  if (slot) {
+    kept.delete(key);
+    clearTimeout(slot.timer);
+    if (!waited && slot.index < size && isStill(slot.path, slot.held)) {
+      return slotFor(slot.path, slot.poolKey, slot.index, slot.held, { ms: keepMs, key });
+    }
+    removeHeldFile(slot.path, slot.held);
+  }
+  if (waited) await pause(YIELD_MS, signal);
+  return undefined;
+}
+
+/** The file at `path` is still `held` (same inode and mtime): nobody removed or replaced it. */
+function isStill(path: string, held: HeldFileVersion): boolean {
+  try {
+    const stats = statSync(path, { bigint: true });
+    return `${stats.ino}:${stats.mtimeNs}` === held.fingerprint;
+  } catch {
+    return false;
+  }
+}
+
+/** Another live process (or call) is waiting for a slot of the pool in `folder`. */
+function hasLiveWaiter(folder: string): boolean {
+  return listFolder(folder).some((name) => {
+    if (!WAIT_FILE.test(name)) return false;
+    const path = join(folder, name);
+    try {
+      const file = readHeldFile(path);
+      if (!file) return false;
+      if (!isAbandoned(file)) return true;
+      removeHeldFile(path, file);
+    } catch {
+      // A wait file that cannot be read is not a waiter this call can step back for.
+    }
+    return false;
+  });
+}
+
+/** Marks this call's wait in the pool's folder until `done` runs. */
+function markWait(folder: string, poolKey: string): () => void {
+  waits += 1;
+  const path = join(folder, `wait-${process.pid}-${waits}.json`);
+  writeFileSync(path, JSON.stringify({ poolKey, ...currentProcessIdentity() }));
+  return () => {
+    const file = readHeldFile(path);
+    if (file) removeHeldFile(path, file);
+  };
+}
+
 /** One pass over the slots: the first free one (or one whose holder died), taken. */
-function takeFreeSlot(folder: string, poolKey: string, size: number, label?: string) {
+function takeFreeSlot(
+  folder: string,
+  poolKey: string,
+  size: number,
+  label: string | undefined,
+  keep: { ms: number; key: string } | undefined,
+) {
   const text = JSON.stringify({
     poolKey,
     ...currentProcessIdentity(),
@@ -74,7 +208,7 @@ function takeFreeSlot(folder: string, poolKey: string, size: number, label?: str
   for (let index = 0; index < size; index += 1) {
     const path = join(folder, `${index}.json`);
     const held = claimHeldFile(path, text);
-    if (held) return slotFor(path, poolKey, index, held);
+    if (held) return slotFor(path, poolKey, index, held, keep);
   }
   return undefined;
 }
@@ -103,6 +237,11 @@ export async function acquireSlot(
     waitMs?: number;
     signal?: AbortSignal;
     label?: string;
+    /**
+     * How long release() keeps the slot for this process's next call with the same label (see
+     * {@link KeptSlot}); 0 or absent: released at once.
+     */
+    keepMs?: number;
     /** Told who holds the slots while this waits: at the first full look, then each second. */
     onFull?: (holders: PoolHolder[]) => void;
   } = {},
@@ -111,21 +250,35 @@ export async function acquireSlot(
     throw new RangeError(`A pool size must be a positive integer, got ${size}.`);
   }
   const folder = join(slotsDir, poolFolderName(poolKey));
+  const keepMs = options.keepMs ?? 0;
+  const keep =
+    keepMs > 0 ? { ms: keepMs, key: `${folder}\u0000${options.label ?? ''}` } : undefined;
+  if (keep) {
+    options.signal?.throwIfAborted();
+    const reused = await takeKept(keep.key, folder, size, keepMs, options.signal);
+    if (reused) return reused;
+  }
   mkdirSync(folder, { recursive: true });
   const deadline = Date.now() + (options.waitMs ?? 0);
   let toldAt = 0;
-  for (;;) {
-    options.signal?.throwIfAborted();
-    const slot = takeFreeSlot(folder, poolKey, size, options.label);
-    if (slot) return slot;
-    const remainingMs = deadline - Date.now();
-    if (remainingMs <= 0) return undefined;
-    if (options.onFull && Date.now() - toldAt >= FULL_REPORT_MS) {
-      toldAt = Date.now();
-      options.onFull(holdersIn(folder));
+  let endWait: (() => void) | undefined;
+  try {
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const slot = takeFreeSlot(folder, poolKey, size, options.label, keep);
+      if (slot) return slot;
+      const remainingMs = deadline - Date.now();
+      if (remainingMs <= 0) return undefined;
+      endWait ??= markWait(folder, poolKey);
+      if (options.onFull && Date.now() - toldAt >= FULL_REPORT_MS) {
+        toldAt = Date.now();
+        options.onFull(holdersIn(folder));
+      }
+      // Jittered polling: waiters do not retry in lockstep, and no busy loop.
+      await pause(Math.min(remainingMs, 20 + Math.random() * 80), options.signal);
     }
-    // Jittered polling: waiters do not retry in lockstep, and no busy loop.
-    await pause(Math.min(remainingMs, 20 + Math.random() * 80), options.signal);
+  } finally {
+    endWait?.();
   }
 }
 
