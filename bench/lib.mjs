@@ -162,7 +162,7 @@ export function benchProject(temp) {
 /**
  * A real server for `project` whose data home (`<temp>/data`) holds one worker profile `w`
  * (openai format at `baseUrl`, local); `profile` adds to it. `NODE_OPTIONS` from
- * `BENCH_NODE_OPTIONS`. Returns the server and its data home.
+ * `BENCH_NODE_OPTIONS`. Returns the server, its data home and its environment.
  */
 export async function startBenchServer(root, temp, project, baseUrl, profile = {}) {
   const dataHome = join(temp, 'data');
@@ -178,5 +178,5 @@ export async function startBenchServer(root, temp, project, baseUrl, profile = {
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   };
   const server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
-  return { server, dataHome };
+  return { server, dataHome, env };
 }

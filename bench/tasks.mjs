@@ -15,10 +15,13 @@ import {
   loadTestHelper,
   median,
   startBenchServer,
+  startRawServer,
   timeProcess,
 } from './lib.mjs';
 
 const TURNS = 60;
+/** New sessions' first starts timed, with the sandbox check on record and without. */
+const SESSION_ROUNDS = 5;
 const TASKS = 10;
 const FLOOR_RUNS = 10;
 /** Time between one start's first model request and the next start. */
@@ -134,20 +137,46 @@ export async function benchTasks(root) {
         return task === 'loop' ? loopTurn(prompt) : { text: 'done' };
       },
     });
-    const { server } = await startBenchServer(root, temp, project, fake.openaiBaseUrl, {
-      pool: 20,
-    });
+    const { server, env, dataHome } = await startBenchServer(
+      root,
+      temp,
+      project,
+      fake.openaiBaseUrl,
+      {
+        pool: 20,
+      },
+    );
     const startDelays = [];
     const ids = [];
+    /** Milliseconds from `task_start` sent on `on` to its worker's first model request. */
+    const timeStart = async (on, name) => {
+      const sent = Date.now();
+      const text = await on.call('task_start', { task: `bench task ${name}` });
+      if (on === server) ids.push(/t_[a-z0-9]{6}/.exec(text)[0]);
+      while (!firstRequestAt.has(name)) await new Promise((resolve) => setTimeout(resolve, 2));
+      return firstRequestAt.get(name) - sent;
+    };
     for (let index = 0; index < TASKS; index += 1) {
       // A supervisor's turn lies between two starts: the server's standby worker has loaded.
       if (index > 0) await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
-      const sent = Date.now();
-      const text = await server.call('task_start', { task: `bench task s${index}` });
-      ids.push(/t_[a-z0-9]{6}/.exec(text)[0]);
-      while (!firstRequestAt.has(`s${index}`))
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      startDelays.push(firstRequestAt.get(`s${index}`) - sent);
+      startDelays.push(await timeStart(server, `s${index}`));
+    }
+    // New sessions' servers in the same data home: the first start of each, with the sandbox
+    // check the first server recorded and without it (removed), interleaved.
+    const sessionStarts = { recorded: [], unrecorded: [] };
+    for (let round = 0; round < SESSION_ROUNDS; round += 1) {
+      for (const kind of ['recorded', 'unrecorded']) {
+        if (kind === 'unrecorded') rmSync(join(dataHome, 'sandbox-check.json'), { force: true });
+        const session = await startRawServer(
+          join(root, 'plugin', 'dist', 'server.mjs'),
+          env,
+          project,
+        );
+        sessionStarts[kind].push(await timeStart(session, `${kind}${round}`));
+        session.close();
+        // Its standby worker and the task's worker end before the next server starts.
+        await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
+      }
     }
     const statusText = await server.call('task_status', { task_ids: ids });
     const lines = statusText.split('\n');
@@ -175,7 +204,7 @@ export async function benchTasks(root) {
     const turnMs = median(gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); a ${TURNS}-turn task against an instant fake for the loop overhead, and the same ${TURNS} turns in-process (3 rounds). Floors are measured in the same run, after the tasks.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, and the same ${TURNS} turns in-process (3 rounds). Floors are measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
@@ -190,6 +219,11 @@ export async function benchTasks(root) {
         [
           'the same, the server’s first start (no standby worker yet; one sample)',
           `${firstStartMs.toFixed(0)} ms = ${(firstStartMs / startFloorMs).toFixed(1)}× the floor`,
+          'reference',
+        ],
+        [
+          `the same, the first start of a new session’s server in that data home, the sandbox check on record / not (median of ${SESSION_ROUNDS} each, interleaved)`,
+          `${median(sessionStarts.recorded).toFixed(0)} / ${median(sessionStarts.unrecorded).toFixed(0)} ms = ${(median(sessionStarts.recorded) / startFloorMs).toFixed(1)}× / ${(median(sessionStarts.unrecorded) / startFloorMs).toFixed(1)}× the floor`,
           'reference',
         ],
         [

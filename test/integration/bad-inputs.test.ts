@@ -248,9 +248,11 @@ beforeAll(async () => {
     },
   });
   server = await startServer(world.env);
-  // Whatever a first call creates (status files, locks) is part of the baseline.
+  // Whatever a first call creates (status files, locks, the record of the sandbox check the
+  // first start makes, whether it goes ahead or not) is part of the baseline.
   await server.callText('task_status', {});
   await server.callText('providers', {});
+  await server.callText('task_start', { task: 'Fix', base_branch: 'no-such-branch' });
 }, scaledMs(60_000));
 
 afterAll(async () => {

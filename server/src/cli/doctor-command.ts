@@ -192,6 +192,8 @@ async function checkSandbox(context: CliContext): Promise<Check> {
     const sandbox = await import('../sandbox/index.ts');
     const result = await sandbox.checkSandbox(context.env);
     await sandbox.closeSandbox();
+    // A fresh check: the next task start takes it (or, failed, no longer takes an earlier one).
+    sandbox.recordSandboxCheck(context.dataHome, context.env, result);
     if (result.isAvailable) {
       const warnings = result.warnings.length ? ` (${result.warnings.join('; ')})` : '';
       return { level: 'ok', what: `OS sandbox available for task commands${warnings}` };

@@ -10,6 +10,7 @@ export {
   type SandboxCheck,
   withSandboxLease,
 } from './os-sandbox.ts';
+export { recordSandboxCheck, sandboxRecordPath } from './sandbox-record.ts';
 export {
   DEFAULT_LIMITS,
   SECRET_HOME_PATHS,

@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir, type Environment } from '../config/paths.ts';
 import { HOST_PATTERN } from '../config/schema.ts';
-import { UserError } from '../util/user-error.ts';
+import { TaskError, UserError } from '../util/user-error.ts';
 import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
 import { taskSandboxPolicy, type SandboxPolicy } from './sandbox-policy.ts';
+import { forgetSandboxCheck } from './sandbox-record.ts';
 import type { ResourceLimits } from '../config/resource-limits.ts';
 
 /** The fields of a task (job.json) that its sandbox is made from. */
@@ -13,6 +14,8 @@ export interface SandboxedJob {
   workdir: string;
   worktreePath?: string;
   sandboxed?: boolean;
+  /** Sandboxed on an earlier process's check: probed again before its first command. */
+  sandboxOnRecord?: boolean;
   allowHosts?: string[];
   /** Where the task's git metadata is (`RecordedGit` in store/job-file.ts). */
   git?: { gitDir: string; commonDir: string; workTree: string };
@@ -38,19 +41,28 @@ export async function sandboxForJob(
   extraWritable: readonly string[] = [],
 ): Promise<SandboxPolicy | undefined> {
   if (!job.sandboxed) return undefined;
-  await checkJobSandbox(env);
+  await checkJobSandbox(env, dataHome, { probe: job.sandboxOnRecord === true });
   return sandboxPolicyForJob(job, dataHome, env, extraReadable, extraWritable);
 }
 
 /**
- * A task started sandboxed finds the sandbox still working, or this throws. task_start probed
- * the sandbox already; here starting it (dependencies, proxies) is enough.
+ * A task started sandboxed finds the sandbox still working, or this throws (the task fails).
+ * After task_start's own probe, starting it (dependencies, proxies) is enough; a task decided on
+ * an earlier process's check (`probe`) runs a probe command as well. A probe that fails removes
+ * that record, so the next start checks afresh, unless the task is being stopped (`signal`
+ * aborted): its commands and worktree are going, and the failure says nothing about the sandbox.
  */
-export async function checkJobSandbox(env: Environment): Promise<void> {
-  const check = await checkSandbox(env, false);
+export async function checkJobSandbox(
+  env: Environment,
+  dataHome: string,
+  { probe = false, signal }: { probe?: boolean; signal?: AbortSignal } = {},
+): Promise<void> {
+  const check = await checkSandbox(env, probe);
   if (!check.isAvailable) {
-    throw new Error(
+    if (probe && !signal?.aborted) forgetSandboxCheck(dataHome);
+    throw new TaskError(
       `the task was started in the OS sandbox, which no longer works: ${check.reason ?? 'unknown reason'}. ${sandboxInstallHint()}`,
+      'failed',
     );
   }
 }

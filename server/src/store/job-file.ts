@@ -226,6 +226,11 @@ export interface JobFile extends JobSummary {
   sandboxed?: boolean;
   /** Why the task runs unsandboxed, or what the sandbox could not enforce here. */
   sandboxNote?: string;
+  /**
+   * Sandboxed on an earlier process's check (sandbox-record.ts): its worker probes the sandbox
+   * before the task's first command.
+   */
+  sandboxOnRecord?: boolean;
   /** Hosts sandboxed commands may reach (the profile's `allowHosts` plus the task's `allow_hosts`). */
   allowHosts?: string[];
   /** What each sandboxed command may use (processes per command, memory per process). */

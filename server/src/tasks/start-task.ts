@@ -503,7 +503,7 @@ async function planTask(
   }
   const sandbox = await decideTaskSandbox(
     config.sandbox ?? 'auto',
-    context.env,
+    context,
     cliEngine?.sandboxConflict?.(profile),
   );
   return { profile, agent, reviewProfile, cliEngine, allowHosts, sandbox };
@@ -577,6 +577,7 @@ function queuedJob(
     ...(runner ? { runner: { ...runner, taskDir: posix.join(runner.workdir, id) } } : {}),
     sandboxed: sandbox.sandboxed,
     ...(sandbox.note ? { sandboxNote: sandbox.note } : {}),
+    ...(sandbox.sandboxed && sandbox.onRecord ? { sandboxOnRecord: true } : {}),
     ...(allowHosts.length > 0 ? { allowHosts } : {}),
     limits: {
       processes: config.tasks.maxProcesses ?? DEFAULT_LIMITS.processes,
@@ -645,10 +646,14 @@ async function preflightPasses(
  */
 async function decideTaskSandbox(
   mode: SandboxMode,
-  env: AppContext['env'],
+  context: AppContext,
   conflict: string | undefined,
 ): Promise<SandboxDecision> {
-  if (conflict === undefined || mode === 'off') return decideSandbox(mode, env);
+  if (conflict === undefined || mode === 'off') {
+    return decideSandbox(mode, context.env, context.dataHome, {
+      isLongLived: context.keepsWorkerStandby === true,
+    });
+  }
   if (mode === 'required') {
     throw new UserError(
       `sandbox is "required", but ${conflict}. Give the profile another sandboxMode, use a builtin-engine profile, or set "sandbox": "auto" to run it unsandboxed (it says so).`,

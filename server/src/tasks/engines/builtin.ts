@@ -35,7 +35,8 @@ export const builtinEngine: TaskEngine = {
           signal,
         )
       : undefined;
-    const { toolContext, sandboxReady } = builtinToolContext(input);
+    const tools = builtinToolContext(input);
+    const { toolContext, sandboxReady } = tools;
     return {
       ...(toolContext.sandbox ? { sandbox: toolContext.sandbox } : {}),
       ...(toolContext.remote ? { remote: toolContext.remote } : {}),
@@ -44,7 +45,7 @@ export const builtinEngine: TaskEngine = {
       run: (afterAnswer) =>
         runBuiltin(
           input,
-          { toolContext, sandboxReady },
+          tools,
           afterAnswer &&
             (async () => {
               await sandboxReady();
@@ -61,10 +62,16 @@ interface BuiltinTools {
   toolContext: WorkerToolContext;
   /**
    * Resolves once the sandbox is known to work (at once when the task runs unsandboxed); throws
-   * when a task started sandboxed finds it broken. Started while the first model call is under
-   * way, not before it; every command and test run waits for it.
+   * when a task started sandboxed finds it broken. Every command and test run waits for it.
    */
   sandboxReady: () => Promise<void>;
+  /**
+   * Starts the sandbox (its library, its proxies) while the first model call is under way, not
+   * before it. A task decided on an earlier process's check probes it only in sandboxReady, when
+   * a command is about to run: a probe begun beside a model call could outlive the task, and
+   * fail under its removed worktree.
+   */
+  startSandbox: () => Promise<void>;
 }
 
 /** The worker tools' context: the task's directory, clean env with the git guard, its sandbox. */
@@ -77,7 +84,10 @@ function builtinToolContext(input: EngineStart): BuiltinTools {
   const remote = remoteTaskOf(job, dataHome, context.env);
   // On a runner, commands run in its sandbox there; the worker here only reads and writes files.
   const sandbox = remote ? undefined : sandboxPolicyForJob(job, dataHome, context.env, [guard]);
-  let checked: Promise<void> | undefined;
+  let started: Promise<void> | undefined;
+  let probed: Promise<void> | undefined;
+  const startSandbox = () =>
+    (started ??= sandbox ? checkJobSandbox(context.env, dataHome) : Promise.resolve());
   return {
     toolContext: {
       root: realpathSync(job.workdir),
@@ -87,7 +97,13 @@ function builtinToolContext(input: EngineStart): BuiltinTools {
       ...(remote ? { remote } : {}),
       onChildProcess: (pgid, running) => recorder.childProcess(pgid, running),
     },
-    sandboxReady: () => (checked ??= sandbox ? checkJobSandbox(context.env) : Promise.resolve()),
+    startSandbox,
+    sandboxReady: () =>
+      job.sandboxOnRecord && sandbox
+        ? (probed ??= startSandbox().then(() =>
+            checkJobSandbox(context.env, dataHome, { probe: true, signal: input.signal }),
+          ))
+        : startSandbox(),
   };
 }
 
@@ -104,7 +120,7 @@ function afterSandboxCheck(tool: WorkerTool, sandboxReady: () => Promise<void>):
 
 async function runBuiltin(
   input: EngineStart,
-  { toolContext, sandboxReady }: BuiltinTools,
+  { toolContext, sandboxReady, startSandbox }: BuiltinTools,
   afterAnswer: AfterAnswer | undefined,
 ): Promise<string> {
   const { job, context, recorder } = input;
@@ -125,7 +141,7 @@ async function runBuiltin(
       const answer = callForTask(input, request);
       // The sandbox starts (its library, its proxies) while the model answers; a failure
       // surfaces at the first command, which waits for it.
-      setImmediate(() => void sandboxReady().catch(() => undefined));
+      setImmediate(() => void startSandbox().catch(() => undefined));
       return answer;
     },
     toolContext,
