@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { repositoryDamage } from '../../server/src/tasks/git-integrity.ts';
+import { missingObjects, repositoryDamage } from '../../server/src/tasks/git-integrity.ts';
 import { HARDENED_KEYS } from '../../server/src/git/git.ts';
 import {
   describeChanges,
@@ -194,5 +194,37 @@ describe('the repository check', () => {
     expect((await repositoryDamage(recorded)).join()).toMatch(
       /no longer resolves|refs can no longer be read/,
     );
+  });
+
+  it("names a commit gone from a branch's history (fsck says so on stdout alone)", async () => {
+    const recorded = await recordGit(repo);
+    run(repo, 'checkout', '-q', '-b', 'side');
+    for (const name of ['one', 'two']) {
+      writeFileSync(join(repo, `${name}.txt`), `${name}\n`);
+      run(repo, 'add', `${name}.txt`);
+      run(repo, 'commit', '-q', '-m', name);
+    }
+    const gone = run(repo, 'rev-parse', 'HEAD~1').trim();
+    run(repo, 'checkout', '-q', 'main');
+    rmSync(join(repo, '.git', 'objects', gone.slice(0, 2), gone.slice(2)));
+    const damage = (await repositoryDamage(recorded)).join();
+    expect(damage).toContain('git fsck finds the history broken: ');
+    expect(damage).toContain(gone);
+  });
+
+  // fsck lists objects before it follows refs: a commit written in between (another task's end)
+  // is "missing" to it. Only such findings, for objects that are there after all, are not damage.
+  const failure = (stdout: string, stderr = '') =>
+    Object.assign(new Error('git fsck failed'), { cause: { stdout, stderr } });
+  const sha = 'a'.repeat(40);
+  it.each([
+    [`missing commit ${sha}\n`, '', [sha]],
+    [`missing commit ${sha}\nmissing blob ${'b'.repeat(64)}\n`, '', [sha, 'b'.repeat(64)]],
+    [`missing commit ${sha}\n`, 'error: refs/heads/x: invalid sha1 pointer', undefined],
+    [`broken link from  commit ${sha}\n              to    tree ${sha}\n`, '', undefined],
+    [`missing commit ${sha}\nnotice: HEAD points to an unborn branch\n`, '', undefined],
+    ['', '', undefined],
+  ])('fsck output %j (stderr %j): objects only missing are %j', (stdout, stderr, expected) => {
+    expect(missingObjects(failure(stdout, stderr))).toEqual(expected);
   });
 });

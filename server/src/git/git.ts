@@ -90,10 +90,15 @@ export async function git(cwd: string, args: string[], options: GitOptions = {})
     );
     return stdout;
   } catch (error) {
-    const failure = error as NodeJS.ErrnoException & { stderr?: string; killed?: boolean };
+    const failure = error as NodeJS.ErrnoException & {
+      stderr?: string;
+      stdout?: string;
+      killed?: boolean;
+    };
+    // Some commands report on stdout (git fsck's "missing blob …"): that, when stderr is empty.
     const detail = failure.killed
       ? `stopped after ${Math.round((options.timeoutMs ?? 0) / 1000)} s`
-      : failure.stderr?.trim() || failure.message;
+      : failure.stderr?.trim() || failure.stdout?.trim() || failure.message;
     const hint =
       failure.code === 'ENOENT' ? ' (is git installed and does the directory exist?)' : '';
     throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${detail}${hint}`, { cause: error });

@@ -162,9 +162,44 @@ export async function repositoryDamage(
       return withRepositoryLock(dataHome, recorded.commonDir, fsck);
     });
   } catch (error) {
-    if (!wasStopped(error)) problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
+    if (wasStopped(error)) return problems;
+    // fsck lists the objects first and follows the refs after: a commit another task's end
+    // writes in between is "missing" to it, though it was there before its ref pointed at it.
+    const missing = missingObjects(error);
+    const isThere = async (object: string) =>
+      typeof (await check(cwd, ['cat-file', '-e', object], options)) === 'string';
+    if (missing && (await everyOf(missing, isThere))) return problems;
+    problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
   }
   return problems;
+}
+
+/**
+ * The objects git fsck said were missing, when that is all it said (each line "missing <type>
+ * <id>", on stdout, with nothing on stderr); undefined for any other finding.
+ */
+export function missingObjects(error: unknown): string[] | undefined {
+  const cause = (error as { cause?: { stdout?: unknown; stderr?: unknown } }).cause;
+  if (
+    typeof cause?.stdout !== 'string' ||
+    (typeof cause.stderr === 'string' && cause.stderr.trim())
+  )
+    return undefined;
+  const lines = cause.stdout.split('\n').filter((line) => line.trim() !== '');
+  const objects = lines.map(
+    (line) => /^missing [a-z]+ ([0-9a-f]{40}|[0-9a-f]{64})$/.exec(line.trim())?.[1],
+  );
+  return objects.length > 0 && objects.every((object) => object !== undefined)
+    ? (objects as string[])
+    : undefined;
+}
+
+async function everyOf<T>(
+  items: readonly T[],
+  test: (item: T) => Promise<boolean>,
+): Promise<boolean> {
+  for (const item of items) if (!(await test(item))) return false;
+  return true;
 }
 
 /**
