@@ -190,7 +190,7 @@ export function missingObjects(error: unknown): string[] | undefined {
     (line) => /^missing [a-z]+ ([0-9a-f]{40}|[0-9a-f]{64})$/.exec(line.trim())?.[1],
   );
   return objects.length > 0 && objects.every((object) => object !== undefined)
-    ? (objects as string[])
+    ? objects
     : undefined;
 }
 
