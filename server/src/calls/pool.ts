@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { currentProcessIdentity } from '../util/process-identity.ts';
 import {
   claimHeldFile,
   isAbandoned,
+  isStillHeldFile,
   readHeldFile,
   removeHeldFile,
   type HeldFileVersion,
@@ -144,23 +145,13 @@ async function takeKept(
   if (slot) {
     kept.delete(key);
     clearTimeout(slot.timer);
-    if (!waited && slot.index < size && isStill(slot.path, slot.held)) {
+    if (!waited && slot.index < size && isStillHeldFile(slot.path, slot.held)) {
       return slotFor(slot.path, slot.poolKey, slot.index, slot.held, { ms: keepMs, key });
     }
     removeHeldFile(slot.path, slot.held);
   }
   if (waited) await pause(YIELD_MS, signal);
   return undefined;
-}
-
-/** The file at `path` is still `held` (same inode and mtime): nobody removed or replaced it. */
-function isStill(path: string, held: HeldFileVersion): boolean {
-  try {
-    const stats = statSync(path, { bigint: true });
-    return `${stats.ino}:${stats.mtimeNs}` === held.fingerprint;
-  } catch {
-    return false;
-  }
 }
 
 /** Another live process (or call) is waiting for a slot of the pool in `folder`. */
@@ -180,14 +171,13 @@ function hasLiveWaiter(folder: string): boolean {
   });
 }
 
-/** Marks this call's wait in the pool's folder until `done` runs. */
+/** Marks this call's wait in the pool's folder, until the function it returns is called. */
 function markWait(folder: string, poolKey: string): () => void {
   waits += 1;
   const path = join(folder, `wait-${process.pid}-${waits}.json`);
-  writeFileSync(path, JSON.stringify({ poolKey, ...currentProcessIdentity() }));
+  const held = claimHeldFile(path, JSON.stringify({ poolKey, ...currentProcessIdentity() }));
   return () => {
-    const file = readHeldFile(path);
-    if (file) removeHeldFile(path, file);
+    if (held) removeHeldFile(path, held);
   };
 }
 

@@ -168,7 +168,7 @@ export async function repositoryDamage(
     const missing = missingObjects(error);
     const isThere = async (object: string) =>
       typeof (await check(cwd, ['cat-file', '-e', object], options)) === 'string';
-    if (missing && (await everyOf(missing, isThere))) return problems;
+    if (missing && (await Promise.all(missing.map(isThere))).every(Boolean)) return problems;
     problems.push(`git fsck finds the history broken: ${lastLines(error)}`);
   }
   return problems;
@@ -192,14 +192,6 @@ export function missingObjects(error: unknown): string[] | undefined {
   return objects.length > 0 && objects.every((object) => object !== undefined)
     ? objects
     : undefined;
-}
-
-async function everyOf<T>(
-  items: readonly T[],
-  test: (item: T) => Promise<boolean>,
-): Promise<boolean> {
-  for (const item of items) if (!(await test(item))) return false;
-  return true;
 }
 
 /**

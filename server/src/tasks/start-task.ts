@@ -577,7 +577,7 @@ function queuedJob(
     ...(runner ? { runner: { ...runner, taskDir: posix.join(runner.workdir, id) } } : {}),
     sandboxed: sandbox.sandboxed,
     ...(sandbox.note ? { sandboxNote: sandbox.note } : {}),
-    ...(sandbox.sandboxed && sandbox.onRecord ? { sandboxOnRecord: true } : {}),
+    ...(sandbox.onRecord ? { sandboxOnRecord: true } : {}),
     ...(allowHosts.length > 0 ? { allowHosts } : {}),
     limits: {
       processes: config.tasks.maxProcesses ?? DEFAULT_LIMITS.processes,

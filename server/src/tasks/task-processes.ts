@@ -71,7 +71,7 @@ export async function killTask(job: JobFile, waitMs = STOP_WAIT_MS): Promise<num
  * How long an ended task's processes get to exit by themselves before they are killed: its worker
  * writes the task's end first, then settles its attempts and closes its sandbox.
  */
-export const ENDING_GRACE_MS = 3_000;
+const ENDING_GRACE_MS = 3_000;
 /** Rounds of looking again: a process may be starting one (a check, a bridge) as it is killed. */
 const KILL_ROUNDS = 20;
 

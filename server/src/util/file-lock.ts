@@ -6,7 +6,9 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  statSync,
   unlinkSync,
+  type BigIntStats,
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
@@ -41,10 +43,18 @@ const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 function fingerprintOf(fd: number): { fingerprint: string; ageMs: number } {
   const stats = fstatSync(fd, { bigint: true });
-  return {
-    fingerprint: `${stats.ino}:${stats.mtimeNs}`,
-    ageMs: Date.now() - Number(stats.mtimeMs),
-  };
+  return { fingerprint: fingerprintOfStats(stats), ageMs: Date.now() - Number(stats.mtimeMs) };
+}
+
+const fingerprintOfStats = (stats: BigIntStats) => `${stats.ino}:${stats.mtimeNs}`;
+
+/** The file at `path` is still `version` (same inode and mtime): nobody removed or replaced it. */
+export function isStillHeldFile(path: string, version: HeldFileVersion): boolean {
+  try {
+    return fingerprintOfStats(statSync(path, { bigint: true })) === version.fingerprint;
+  } catch {
+    return false;
+  }
 }
 
 function readOpenFile(fd: number): HeldFile {
