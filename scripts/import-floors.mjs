@@ -29,8 +29,10 @@ export const FLOORS = [
  * What the start-up of each entry must not load statically: the MCP server answers
  * `initialize` and `tools/list`, and a hook answers its call, before the services, the
  * engines and the provider clients come in (with the first tool call, by dynamic import).
+ * The config's zod schemas, built as their module loads, come in with them (a few ms a start).
  */
 const HEAVY = [
+  'config/schema.ts',
   'tools/services.ts',
   'providers/',
   'calls/',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isCliFormat } from '../config/schema.ts';
+import { isCliFormat } from '../config/config-rules.ts';
 import { everyProfile, loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
 import { budgetLockPath, slotsDir } from '../config/paths.ts';
 import { knownSecrets } from '../profiles/known-secrets.ts';

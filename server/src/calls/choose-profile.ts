@@ -18,7 +18,7 @@ import { defaultProfileName, resolveProfile } from '../profiles/resolve-profile.
 import { endpointFor } from '../profiles/profile-endpoint.ts';
 import type { AppContext } from '../profiles/app-context.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
-import { AUTO_PROFILE, isCliFormat } from '../config/schema.ts';
+import { AUTO_PROFILE, isCliFormat } from '../config/config-rules.ts';
 import { UserError, errorMessage } from '../util/user-error.ts';
 import { formatUsd } from '../util/format-usd.ts';
 import { budgetStatus } from './budget.ts';

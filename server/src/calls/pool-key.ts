@@ -1,4 +1,4 @@
-import { isCliFormat } from '../config/schema.ts';
+import { isCliFormat } from '../config/config-rules.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 export const DEFAULT_CLOUD_POOL = 6;

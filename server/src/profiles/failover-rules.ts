@@ -1,5 +1,5 @@
 import { UserError } from '../util/user-error.ts';
-import { isCliFormat } from '../config/schema.ts';
+import { isCliFormat } from '../config/config-rules.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 
 /**

@@ -8,13 +8,8 @@ import { keepUserEndpoint } from './project-overrides.ts';
 import { checkFailoverChains } from './failover-rules.ts';
 import { setApartUnapproved } from './project-approval.ts';
 import { ENV_PROFILE_NAME, readEnvProfile } from './env-profile.ts';
-import {
-  configSchema,
-  SANDBOX_MODES,
-  type ConfigFile,
-  type SandboxMode,
-  type RunnerConfig,
-} from '../config/schema.ts';
+import { configSchema, type ConfigFile, type RunnerConfig } from '../config/schema.ts';
+import { SANDBOX_MODES, type SandboxMode } from '../config/config-rules.ts';
 import type { ProfileSource, ResolvedProfile } from '../config/resolved-profile.ts';
 
 export interface LoadedConfig {

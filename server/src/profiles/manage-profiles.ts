@@ -18,7 +18,8 @@ import { configPath, settingsLockPath } from '../config/paths.ts';
 import { describeAuth } from './profile-endpoint.ts';
 import { findProfile } from './resolve-profile.ts';
 import { formatProfileIssues } from './profile-input.ts';
-import { profileNameProblem, profileSchema } from '../config/schema.ts';
+import { profileSchema } from '../config/schema.ts';
+import { profileNameProblem } from '../config/config-rules.ts';
 
 type Json = Record<string, unknown>;
 

@@ -2,7 +2,7 @@ import { UserError } from '../util/user-error.ts';
 import { copilotAuth, copilotEndpoint } from './copilot/copilot-profile.ts';
 import type { Endpoint } from '../wire/spec.ts';
 import { CredentialsError, keyOrigin, storedKey, type StoredKey } from './credentials.ts';
-import { isCliFormat } from '../config/schema.ts';
+import { isCliFormat } from '../config/config-rules.ts';
 import { unapprovedError } from './project-approval.ts';
 import type { Environment } from '../config/paths.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { profileSchema } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 
 /**
@@ -20,6 +21,9 @@ export const toCamel = (name: string) =>
 export const toSnake = (name: string) =>
   PRICE_SNAKE[name] ?? name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 const PRICE_SNAKE = Object.fromEntries(Object.entries(PRICE_FIELDS).map(([s, c]) => [c, s]));
+
+/** Every profile field under its snake_case argument name. */
+export const profileArguments = (): string[] => Object.keys(profileSchema.shape).map(toSnake);
 
 /** Header names that carry credentials: a key in config.json would reach the model's view of it. */
 const CREDENTIAL_HEADERS =

@@ -1,4 +1,4 @@
-import type { ProfileFormat } from '../config/schema.ts';
+import type { ProfileFormat } from '../config/config-rules.ts';
 import { createAnthropicClient } from './anthropic/anthropic-client.ts';
 import { createCopilotClient } from './copilot/copilot-client.ts';
 import { createOpenAiClient } from './openai/openai-client.ts';

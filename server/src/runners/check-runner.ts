@@ -2,7 +2,8 @@
  * What a runner offers, asked over ssh before a task starts there (and by `providers` and
  * `delegate doctor`): the login and host key, git, a shell, a writable workdir, bubblewrap.
  */
-import type { RunnerConfig, SandboxMode } from '../config/schema.ts';
+import type { RunnerConfig } from '../config/schema.ts';
+import type { SandboxMode } from '../config/config-rules.ts';
 import { shellQuote } from '../util/shell-quote.ts';
 import { UserError } from '../util/user-error.ts';
 import { runSsh, sshFailure, sshFailureError, type RunnerAddress } from './ssh.ts';

@@ -1,5 +1,5 @@
 import type { Environment } from '../config/paths.ts';
-import type { SandboxMode } from '../config/schema.ts';
+import type { SandboxMode } from '../config/config-rules.ts';
 import { UserError } from '../util/user-error.ts';
 import { checkSandbox, sandboxInstallHint, type SandboxCheck } from './os-sandbox.ts';
 import { recordedSandboxCheck, recordSandboxCheck } from './sandbox-record.ts';

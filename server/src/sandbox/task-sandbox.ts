@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir, type Environment } from '../config/paths.ts';
-import { HOST_PATTERN } from '../config/schema.ts';
+import { HOST_PATTERN } from '../config/config-rules.ts';
 import { TaskError, UserError } from '../util/user-error.ts';
 import { checkSandbox, sandboxInstallHint } from './os-sandbox.ts';
 import { taskSandboxPolicy, type SandboxPolicy } from './sandbox-policy.ts';

@@ -5,7 +5,7 @@ import { listJobFolders, type JobFolderFilter } from './job-folders.ts';
 import { parseJson } from '../util/read-json.ts';
 import type { DiscoveredSnapshot } from '../config/resolved-profile.ts';
 import type { ResourceLimits } from '../config/resource-limits.ts';
-import type { AttemptStrategy } from '../config/schema.ts';
+import type { AttemptStrategy } from '../config/config-rules.ts';
 
 export const TASK_STATES = [
   'queued',

@@ -7,7 +7,7 @@
 import { runAgentLoop } from '../agent/agent-loop.ts';
 import type { AgentDefinition } from '../agent/agents.ts';
 import { FILE_AND_SHELL_TOOLS, type WorkerToolContext } from '../agent/worker-tools/index.ts';
-import { isCliFormat } from '../config/schema.ts';
+import { isCliFormat } from '../config/config-rules.ts';
 import type { LoadedConfig } from '../profiles/load-config.ts';
 import { approved, findProfile } from '../profiles/resolve-profile.ts';
 import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';

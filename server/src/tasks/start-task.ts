@@ -20,7 +20,7 @@ import {
   isCliFormat,
   type AttemptStrategy,
   type SandboxMode,
-} from '../config/schema.ts';
+} from '../config/config-rules.ts';
 import { chooseProfile } from '../calls/choose-profile.ts';
 import { taskKind } from '../calls/task-kind.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../profiles/app-context.ts';
 import type { ToolAnnotations } from './annotations.ts';
 import type * as ServicesModule from './services.ts';
-import { profileNameProblem } from '../config/schema.ts';
+import { profileNameProblem } from '../config/config-rules.ts';
 import { UserError } from '../util/user-error.ts';
 
 /**

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-import { CLI_FORMATS, PROFILE_FORMATS, profileSchema } from '../config/schema.ts';
+import { CLI_FORMATS, PROFILE_FORMATS } from '../config/config-rules.ts';
 import { SETS_LOCAL_FILES } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
 
 /**
  * The fields the schema shows, tersely (tools/list has a size budget). Every other profile
- * field is accepted too under its snake_case name (see the handler); profileSchema validates
+ * field is accepted too under its snake_case name (see the handler); the profile schema validates
  * all of them, with messages naming these fields.
  */
 const FIELDS = {
@@ -35,10 +35,7 @@ export const providerSetTool = defineTool({
   annotations: SETS_LOCAL_FILES,
   handler: async (input, { context, services }) => {
     // The schema's fields plus every other profile field under its snake_case name.
-    const known = new Set([
-      ...Object.keys(FIELDS),
-      ...Object.keys(profileSchema.shape).map(services.toSnake),
-    ]);
+    const known = new Set([...Object.keys(FIELDS), ...services.profileArguments()]);
     const patch = services.profilePatch(input, known);
     return services.setProfile(context, input.name, patch, input.default === true);
   },

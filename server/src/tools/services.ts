@@ -7,7 +7,7 @@
 export { agentRootsFor, listAgents } from '../agent/agents.ts';
 export { loadConfig } from '../profiles/load-config.ts';
 export { removeProfile, setProfile } from '../profiles/manage-profiles.ts';
-export { profilePatch, toSnake } from '../profiles/profile-input.ts';
+export { profileArguments, profilePatch } from '../profiles/profile-input.ts';
 export { keyPromptText, keyTarget, noFormText, storeEnteredKey } from '../profiles/enter-key.ts';
 export { copilotKeyStep } from '../profiles/copilot/copilot-key.ts';
 export { runDelegation } from '../delegation/run-delegation.ts';

@@ -1,4 +1,4 @@
-import type { CliFormat } from '../../config/schema.ts';
+import type { CliFormat } from '../../config/config-rules.ts';
 import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 
 /** Why a CLI run failed, from the CLI's own structured error events (never from task text). */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { WorkerToolContext } from '../../agent/worker-tools/index.ts';
 import { poolKeyOf, poolSizeOf } from '../../calls/pool-key.ts';
 import type { PoolSlot } from '../../calls/pool.ts';
-import { isCliFormat } from '../../config/schema.ts';
+import { isCliFormat } from '../../config/config-rules.ts';
 import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 import { knownSecrets } from '../../profiles/known-secrets.ts';
 import { everyProfile, loadConfig } from '../../profiles/load-config.ts';

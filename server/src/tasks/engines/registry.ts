@@ -1,5 +1,5 @@
-import type { CliFormat } from '../../config/schema.ts';
-import { isCliFormat } from '../../config/schema.ts';
+import type { CliFormat } from '../../config/config-rules.ts';
+import { isCliFormat } from '../../config/config-rules.ts';
 import { builtinEngine } from './builtin.ts';
 import type { CliEngine } from './cli-engine.ts';
 import type { CliTaskEngine } from './cli-task-engine.ts';
