@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{AGENT_TIERS,agentRootsFor,assertAgentName,findAgent,listAgents,requireAgent}from"./chunk-GKQ3Y4CH.mjs";import"./chunk-OLNU57IO.mjs";import"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";export{AGENT_TIERS,agentRootsFor,assertAgentName,findAgent,listAgents,requireAgent};

@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{TASK_START_INPUT,runTaskStart,taskStartTool}from"./chunk-3WI6K3HO.mjs";import"./chunk-I6DL5ND6.mjs";import"./chunk-K5TGMIHH.mjs";import"./chunk-W2ZTUYJ2.mjs";import"./chunk-SNKE5JTO.mjs";import"./chunk-QPTF5ECZ.mjs";import"./chunk-FWDYPMJC.mjs";import"./chunk-IKPVYB34.mjs";import"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";export{TASK_START_INPUT,runTaskStart,taskStartTool};
