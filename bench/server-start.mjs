@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median, timeProcess, timeToToolsList } from './lib.mjs';
 
-const RUNS = 15;
+const RUNS = 31;
 
 export async function benchServerStart(root) {
   const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-'));

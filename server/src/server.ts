@@ -7,6 +7,7 @@ import type {
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { AppContext } from './profiles/app-context.ts';
 import type {
   Services,
@@ -60,7 +61,10 @@ export function createServer(dependencies: ServerDependencies): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: argumentSchema(tool),
+        // With the list made at build time served, a tool's schema is built at its first call.
+        inputSchema: dependencies.toolsList
+          ? z.lazy(() => argumentSchema(tool))
+          : argumentSchema(tool),
         // The title is the tool's own (above): repeating it in the annotations cost every
         // session ~700 characters of context for nothing.
         annotations: tool.annotations,

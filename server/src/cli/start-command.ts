@@ -59,8 +59,8 @@ Options:
       const given = values[flag];
       if (typeof given === 'string') input[argument] = asArgument(argument, given);
     }
-    const { TASK_START_INPUT, runTaskStart } = await import('../tools/task-start.ts');
-    const checked = z.object(TASK_START_INPUT).strict().safeParse(input);
+    const { taskStartInput, runTaskStart } = await import('../tools/task-start.ts');
+    const checked = z.object(taskStartInput()).strict().safeParse(input);
     if (!checked.success) {
       const issue = checked.error.issues[0]!;
       const flag = Object.entries(FLAGS).find(([, argument]) => argument === issue.path[0])?.[0];

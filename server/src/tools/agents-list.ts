@@ -14,13 +14,13 @@ export const agentsListTool = defineTool({
     'Lists the agent definitions a task can run: name, description, tier and file, profile, tools, ' +
     "turn limit. First found wins: the project's .claude/agents/ and .claude/skills/, ~/.claude/agents/, " +
     "the plugin's workers/.",
-  inputSchema: {
+  inputSchema: () => ({
     workdir: z
       .string()
       .min(1)
       .optional()
       .describe('Directory under the project (default: its root).'),
-  },
+  }),
   annotations: READS_LOCAL_FILES,
   handler: (input, { context, services }) => {
     const { agentRootsFor, confineWorkdir, listAgents } = services;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { errorMessage } from '../util/user-error.ts';
 import { RUNS_WORKERS } from './annotations.ts';
 import { defineTool } from './define-tool.ts';
-import { DELEGATE_FIELDS, toDelegateInput } from './delegate.ts';
+import { delegateFields, toDelegateInput } from './delegate.ts';
 
 export const MAX_BATCH_JOBS = 20;
 /** What all inline answers of one batch may take together; longer ones go to files. */
@@ -15,18 +15,18 @@ export const delegateBatchTool = defineTool({
   description:
     'Runs up to 20 independent delegate jobs at once; returns one block per job in input ' +
     'order: answer and usage line, or the error (one failing never fails the others).',
-  inputSchema: {
+  inputSchema: () => ({
     jobs: z
       .array(
         z.object({
           id: z.string().min(1).optional().describe('Your label for the job.'),
-          ...DELEGATE_FIELDS,
+          ...delegateFields(),
         }),
       )
       .min(1)
       .max(MAX_BATCH_JOBS)
       .describe('The jobs, each with the delegate fields.'),
-  },
+  }),
   nativeTask: 'call',
   annotations: RUNS_WORKERS,
   handler: async ({ jobs }, { context, services, call }) => {

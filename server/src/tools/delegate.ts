@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { DelegateInput } from '../delegation/run-delegation.ts';
 import { RUNS_WORKERS } from './annotations.ts';
-import { checkProfileArgument, defineTool } from './define-tool.ts';
+import { checkProfileArgument, defineTool, lazily } from './define-tool.ts';
 import { withHeartbeat } from './heartbeat.ts';
 
 /** The fields of one delegation; `delegate_batch` jobs take the same ones. */
-export const DELEGATE_FIELDS = {
+export const delegateFields = lazily(() => ({
   task: z
     .string()
     .min(1)
@@ -32,7 +32,7 @@ export const DELEGATE_FIELDS = {
     .max(200_000)
     .optional()
     .describe("Answer length cap in tokens (default: the profile's, else 8192)."),
-};
+}));
 
 export const delegateTool = defineTool({
   name: 'delegate',
@@ -42,7 +42,7 @@ export const delegateTool = defineTool({
     'The server reads the files from disk, so they never enter your context: use it instead of ' +
     'reading big files (logs, dumps, generated code) to summarise, extract, search or draft. ' +
     'Long answers come back as a preview and a file path (write_to picks it).',
-  inputSchema: DELEGATE_FIELDS,
+  inputSchema: delegateFields,
   nativeTask: 'call',
   annotations: RUNS_WORKERS,
   handler: (input, { context, services, call }) =>

@@ -10,12 +10,12 @@ export const exploreTool = defineTool({
     'Answers a question about the code ("where is X handled?") by a worker that searches and ' +
     'reads the project itself, read-only: the answer, its path:line references checked, a usage ' +
     'line. Use it when you do not know which files matter.',
-  inputSchema: {
+  inputSchema: () => ({
     question: z.string().min(1).describe('The question, with what you know.'),
     agent: z.string().min(1).optional().describe('Agent definition to follow (agents_list).'),
     profile: z.string().min(1).optional().describe('Worker profile, or "auto".'),
     max_turns: z.number().int().min(1).max(60).optional().describe('Turn limit (default 25).'),
-  },
+  }),
   nativeTask: 'call',
   annotations: EXPLORES,
   handler: (input, { context, services, call }) => {

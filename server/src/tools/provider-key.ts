@@ -10,7 +10,7 @@ export const providerKeyTool = defineTool({
   title: 'Ask the user for a key',
   description:
     "Asks the USER for a profile's API key in a form (copilot: a GitHub login), stores it bound to its host; the key never reaches you.",
-  inputSchema: { profile: z.string().describe('Profile name.') },
+  inputSchema: () => ({ profile: z.string().describe('Profile name.') }),
   shouldSeeUnknownArguments: true,
   nativeTask: 'call',
   annotations: WRITES_LOCAL_FILES,

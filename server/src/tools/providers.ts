@@ -9,9 +9,9 @@ export const providersTool = defineTool({
   description:
     'Lists worker profiles (use, format, model, endpoint, local or not, key source, origin, default) ' +
     'and runners; with check, reachability, served models, runner checks.',
-  inputSchema: {
+  inputSchema: () => ({
     check: z.boolean().optional().describe('Contact each endpoint and runner.'),
-  },
+  }),
   annotations: READS_ENDPOINTS,
   handler: async (input, { context, services }) =>
     services.describeProviders(context, input.check ?? false),

@@ -10,10 +10,10 @@ export const taskAnswerTool = defineTool({
   description:
     'Answers the pending question of a task in needs_input (it resumes), or steers a running task: the message ' +
     'reaches the worker at its next step.',
-  inputSchema: {
+  inputSchema: () => ({
     task_id: z.string().min(1).describe('The task.'),
     answer: z.string().min(1).describe('The answer, or the steering message.'),
-  },
+  }),
   annotations: WRITES_LOCAL_FILES,
   handler: async (input, { context, services }) => {
     const { appendEvent, getTask, isTerminal, jobDir, messageTargets, postMessage } = services;

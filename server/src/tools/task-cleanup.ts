@@ -9,7 +9,7 @@ export const taskCleanupTool = defineTool({
   description:
     'Removes an ended task’s worktree, branch (kept if unmerged or with keep_branch), files and runner folder. ' +
     'Refuses a running task (cancel it first).',
-  inputSchema: {
+  inputSchema: () => ({
     task_id: z.string().min(1).optional().describe('The task.'),
     all_finished: z.boolean().optional().describe('Clean every ended task of this project.'),
     keep_branch: z.boolean().optional().describe('Keep the delegate/<id> branch.'),
@@ -18,7 +18,7 @@ export const taskCleanupTool = defineTool({
       .optional()
       .describe('Undo the work: delete the branch; restore in-place files.'),
     force: z.boolean().optional().describe('discard even files edited since it ended.'),
-  },
+  }),
   annotations: REMOVES_LOCAL_FILES,
   handler: async (input, { context, services }) =>
     services.cleanupTasks(context.dataHome, context.projectDir, {

@@ -11,7 +11,7 @@ export const taskProgressTool = defineTool({
   description:
     'One task in detail: state, step, recent activity, files touched, sandbox, hosts, runner, ' +
     'cost, elapsed time. Call it occasionally; task_status is the cheap poll.',
-  inputSchema: {
+  inputSchema: () => ({
     task_id: z.string().min(1).describe('The task.'),
     limit: z
       .number()
@@ -20,7 +20,7 @@ export const taskProgressTool = defineTool({
       .max(200)
       .optional()
       .describe('Recent events to show (default 15).'),
-  },
+  }),
   annotations: READS_LOCAL_FILES,
   handler: async (input, { context, services }) => {
     const { attemptStatusLines, getTask, readEvents, sandboxLine, statusLine } = services;

@@ -2,13 +2,13 @@ import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 
 import { RUNS_WORKERS } from './annotations.ts';
-import { checkProfileArgument, defineTool, type ToolRun } from './define-tool.ts';
+import { checkProfileArgument, defineTool, lazily, type ToolRun } from './define-tool.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { formatBytes } from '../util/format-bytes.ts';
 import { plural } from '../util/plural.ts';
 
 /** task_start's arguments (its schema, also checked by the native-task door). */
-export const TASK_START_INPUT = {
+export const taskStartInput = lazily(() => ({
   task: z.string().min(1).describe('What to do, with the context a newcomer needs.'),
   agent: z.string().min(1).optional().describe('Agent definition to run (see agents_list).'),
   profile: z.string().min(1).optional().describe('Worker profile, or "auto" (see providers).'),
@@ -84,7 +84,7 @@ export const TASK_START_INPUT = {
     .max(100)
     .optional()
     .describe('Wait this long for the result inline.'),
-};
+}));
 
 export const taskStartTool = defineTool({
   name: 'task_start',
@@ -93,13 +93,13 @@ export const taskStartTool = defineTool({
     'Starts a task for a tool-calling worker (read/write/edit/search/bash); returns at once with its id and ' +
     'test preflight. In a git repo it works in a disposable worktree on branch delegate/<id>. Poll ' +
     'task_status, answer with task_answer, review with task_result.',
-  inputSchema: TASK_START_INPUT,
+  inputSchema: taskStartInput,
   nativeTask: 'job',
   annotations: RUNS_WORKERS,
   handler: async (input, run) => (await runTaskStart(input, run)).text,
 });
 
-export type TaskStartInput = z.infer<z.ZodObject<typeof TASK_START_INPUT>>;
+export type TaskStartInput = z.infer<z.ZodObject<ReturnType<typeof taskStartInput>>>;
 
 /**
  * task_start's work: the job it started and the text the tool returns. The native-task door

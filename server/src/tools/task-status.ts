@@ -11,13 +11,13 @@ export const taskStatusTool = defineTool({
   description:
     'One short line per task: state, step, activity or the pending question. Cheap: poll freely. ' +
     'Without task_ids: this project’s active tasks and unreviewed ended ones.',
-  inputSchema: {
+  inputSchema: () => ({
     task_ids: z
       .array(z.string().min(1))
       .max(50)
       .optional()
       .describe('Tasks to show (default: see above).'),
-  },
+  }),
   annotations: READS_LOCAL_FILES,
   handler: async (input, { context, services }) =>
     services.taskStatusText(

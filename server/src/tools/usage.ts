@@ -9,12 +9,12 @@ export const usageTool = defineTool({
   description:
     'Reports worker calls, tokens and cost (today, all time) by profile, budget left, and supervisor ' +
     'tokens avoided (file bytes workers read instead of you). Local ledger only.',
-  inputSchema: {
+  inputSchema: () => ({
     period: z
       .enum(['today', 'all', 'both'])
       .optional()
       .describe('today (UTC), all time, or both (default).'),
-  },
+  }),
   annotations: READS_LOCAL_FILES,
   handler: (input, { context, services }) => {
     const { loadConfig, usageReport } = services;
