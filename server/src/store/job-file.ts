@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
-import { listJobFolders, type JobFolderFilter } from './job-folders.ts';
+import { listJobFolders, type JobFolder, type JobFolderFilter } from './job-folders.ts';
 import { parseJson } from '../util/read-json.ts';
 import type { DiscoveredSnapshot } from '../config/resolved-profile.ts';
 import type { ResourceLimits } from '../config/resource-limits.ts';
@@ -57,10 +57,33 @@ export const sessionOf = (env: Record<string, string | undefined>): string | und
  * for them).
  */
 export function readJobSummaries(dataHome: string, filter: JobFolderFilter = {}): JobSummary[] {
-  return listJobFolders(dataHome, filter).flatMap((folder) => {
-    const job = readJobSummary(folder.jobFile);
+  const folders = listJobFolders(dataHome, filter);
+  const jobs = folders.flatMap((folder) => {
+    const job = summaryOf(folder);
     return job && isShownAlone(dataHome, job) ? [job] : [];
   });
+  // Only the files of the last listing are kept: the cache never outgrows the recent jobs.
+  if (filter.writtenSinceMs !== undefined) {
+    const listed = new Set(folders.map((folder) => folder.jobFile));
+    for (const path of readSummaries.keys()) if (!listed.has(path)) readSummaries.delete(path);
+  }
+  return jobs;
+}
+
+/**
+ * The summary last read from each job file, by the file's stamp. The status lines are rendered
+ * after every job write of every process, from every recent job: a task's turn re-reads only
+ * the job files written since its previous render (its own, mostly), not all of them.
+ */
+const readSummaries = new Map<string, { stamp: string; job: JobSummary | undefined }>();
+
+function summaryOf(folder: JobFolder): JobSummary | undefined {
+  if (folder.stamp === undefined) return readJobSummary(folder.jobFile);
+  const known = readSummaries.get(folder.jobFile);
+  if (known?.stamp === folder.stamp) return known.job;
+  const job = readJobSummary(folder.jobFile);
+  readSummaries.set(folder.jobFile, { stamp: folder.stamp, job });
+  return job;
 }
 
 /**

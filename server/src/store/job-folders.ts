@@ -7,6 +7,11 @@ export interface JobFolder {
   id: string;
   dir: string;
   jobFile: string;
+  /**
+   * The job file's identity when the listing stat'ed it (a `writtenSinceMs` filter): inode, size
+   * and modification time, which every write changes (job files are replaced, never edited).
+   */
+  stamp?: string;
 }
 
 export interface JobFolderFilter {
@@ -32,15 +37,14 @@ export function listJobFolders(dataHome: string, filter: JobFolderFilter = {}): 
     return { id, dir, jobFile: join(dir, 'job.json') };
   });
   const since = filter.writtenSinceMs;
-  return since === undefined
-    ? folders
-    : folders.filter((folder) => writtenSince(folder.jobFile, since));
+  if (since === undefined) return folders;
+  return folders.flatMap((folder) => {
+    const stats = statSync(folder.jobFile, { throwIfNoEntry: false });
+    return stats && stats.mtimeMs >= since ? [{ ...folder, stamp: fileStamp(stats) }] : [];
+  });
 }
 
-function writtenSince(path: string, sinceMs: number): boolean {
-  try {
-    return statSync(path).mtimeMs >= sinceMs;
-  } catch {
-    return false;
-  }
+/** A file's identity for a cache of what was read from it: inode, size, modification time. */
+export function fileStamp(stats: { ino: number; size: number; mtimeMs: number }): string {
+  return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
 }
