@@ -3,12 +3,13 @@
 // server's hook_answer tool fed the arguments hooks.json's mcp_tool hooks give it (Claude Code
 // interpolates objects as JSON text). One table of calls, each asked of both.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postToolUse, preToolUse, runHook } from '../helpers/hook.ts';
 import { PLUGIN_ROOT, startServer, type ServerHandle } from '../helpers/mcp-server.ts';
 import { createTempEnv, makeLog, type TempEnv } from '../helpers/temp-env.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let world: TempEnv;
 let server: ServerHandle | undefined;
@@ -122,6 +123,8 @@ describe('hook_answer decides as the command hooks do (same calls, both paths)',
   it('marks the server for hooks/fallback.sh while it runs, under the pid of its client', async () => {
     server = await startServer(world.env, world.project);
     const mark = join(world.dataHome, 'hook-servers', String(process.pid));
+    // Written beside the first messages, off the start's path: there within moments.
+    await waitFor(() => existsSync(mark) && readFileSync(mark, 'utf8').trim() !== '');
     expect(readFileSync(mark, 'utf8').trim()).toBe(String(server.pid));
     await server.close();
     server = undefined;

@@ -23,7 +23,8 @@ export function resolvePluginRoot(env: Environment, moduleUrl: string): string {
 
 function isFile(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    // No exception for a missing path: building one costs the start more than the stat.
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
   } catch {
     return false;
   }
