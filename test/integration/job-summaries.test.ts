@@ -57,8 +57,10 @@ describe('recent job summaries', () => {
     expect(recent()).toEqual(['t_aaaaaa:needs_input', 't_bbbbbb:done']);
   });
 
-  it('forgets a job that left the listing, and lists everything afresh without the filter', async () => {
+  it('skips what is no job, forgets a job that left the listing, and reads everything without the filter', async () => {
     await writeTask(world.dataHome, world.project, { id: 't_cccccc', state: 'running' });
+    // A stray file among the job folders is no job (its "job.json" is not a path: ENOTDIR).
+    writeFileSync(join(world.dataHome, 'jobs', 'notes.txt'), 'not a job\n');
     expect(recent()).toEqual(['t_cccccc:running']);
     rmSync(join(world.dataHome, 'jobs', 't_cccccc'), { recursive: true });
     expect(recent()).toEqual([]);

@@ -39,9 +39,18 @@ export function listJobFolders(dataHome: string, filter: JobFolderFilter = {}): 
   const since = filter.writtenSinceMs;
   if (since === undefined) return folders;
   return folders.flatMap((folder) => {
-    const stats = statSync(folder.jobFile, { throwIfNoEntry: false });
+    const stats = statOrUndefined(folder.jobFile);
     return stats && stats.mtimeMs >= since ? [{ ...folder, stamp: fileStamp(stats) }] : [];
   });
+}
+
+/** A stray file among the folders (ENOTDIR) or a folder it may not read is no job: skipped. */
+function statOrUndefined(path: string) {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A file's identity for a cache of what was read from it: inode, size, modification time. */
