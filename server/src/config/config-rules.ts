@@ -43,6 +43,7 @@ export function profileNameProblem(
   }
   return undefined;
 }
+
 /** A sandbox allowlist entry: a name (optionally `*.`), an IPv4 or bracketed IPv6 literal, optional `:port`. */
 export const HOST_PATTERN =
   /^(?:(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;

@@ -1,6 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
+import { fingerprintOfStats } from '../util/file-fingerprint.ts';
 
 /** One folder under `<dataHome>/jobs/`: its name (the task id when it is a task) and its job file. */
 export interface JobFolder {
@@ -8,8 +9,8 @@ export interface JobFolder {
   dir: string;
   jobFile: string;
   /**
-   * The job file's identity when the listing stat'ed it (a `writtenSinceMs` filter): inode, size
-   * and modification time, which every write changes (job files are replaced, never edited).
+   * The job file's identity (`fingerprintOfStats`) when the listing stat'ed it (a `writtenSinceMs`
+   * filter), which every write changes: job files are replaced, never edited.
    */
   stamp?: string;
 }
@@ -40,20 +41,17 @@ export function listJobFolders(dataHome: string, filter: JobFolderFilter = {}): 
   if (since === undefined) return folders;
   return folders.flatMap((folder) => {
     const stats = statOrUndefined(folder.jobFile);
-    return stats && stats.mtimeMs >= since ? [{ ...folder, stamp: fileStamp(stats) }] : [];
+    return stats && Number(stats.mtimeMs) >= since
+      ? [{ ...folder, stamp: fingerprintOfStats(stats) }]
+      : [];
   });
 }
 
 /** A stray file among the folders (ENOTDIR) or a folder it may not read is no job: skipped. */
 function statOrUndefined(path: string) {
   try {
-    return statSync(path);
+    return statSync(path, { bigint: true });
   } catch {
     return undefined;
   }
-}
-
-/** A file's identity for a cache of what was read from it: inode, size, modification time. */
-export function fileStamp(stats: { ino: number; size: number; mtimeMs: number }): string {
-  return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
 }

@@ -8,10 +8,10 @@ import {
   renameSync,
   statSync,
   unlinkSync,
-  type BigIntStats,
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
+import { fingerprintOfStats } from './file-fingerprint.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   currentProcessIdentity,
@@ -45,8 +45,6 @@ function fingerprintOf(fd: number): { fingerprint: string; ageMs: number } {
   const stats = fstatSync(fd, { bigint: true });
   return { fingerprint: fingerprintOfStats(stats), ageMs: Date.now() - Number(stats.mtimeMs) };
 }
-
-const fingerprintOfStats = (stats: BigIntStats) => `${stats.ino}:${stats.mtimeNs}`;
 
 /** The file at `path` is still `version` (same inode and mtime): nobody removed or replaced it. */
 export function isStillHeldFile(path: string, version: HeldFileVersion): boolean {
