@@ -49,6 +49,18 @@ export const START_UP = {
   'cli/main.ts': HEAVY,
 };
 
+/**
+ * What a task worker never loads while it runs, through static imports or the dynamic ones its
+ * engines come in by: the config's zod schemas and the server's tools (about 5 MB of every
+ * waiting worker), except through the one module that loads the schemas when a config file
+ * changed since the server validated it (profiles/config-validation.ts).
+ */
+export const WORKER = {
+  entry: 'tasks/worker-main.ts',
+  never: ['config/schema.ts', 'profiles/load-config.ts', 'tools/'],
+  lazyFrom: 'profiles/config-validation.ts',
+};
+
 const IMPORT =
   /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 
@@ -121,14 +133,14 @@ function cycles(files, edges) {
   return groups;
 }
 
-/** The static (run-time, non-dynamic) import closure of `entry`. */
-function startUpClosure(entry, edges) {
+/** The files `entry` loads at run time through the edges `follows` accepts (never type imports). */
+function closure(entry, edges, follows) {
   const seen = new Set([entry]);
   const queue = [entry];
   while (queue.length > 0) {
     const file = queue.shift();
     for (const edge of edges) {
-      if (edge.from !== file || edge.typeOnly || edge.dynamic || seen.has(edge.to)) continue;
+      if (edge.from !== file || edge.typeOnly || !follows(edge) || seen.has(edge.to)) continue;
       seen.add(edge.to);
       queue.push(edge.to);
     }
@@ -136,8 +148,11 @@ function startUpClosure(entry, edges) {
   return seen;
 }
 
+const isIn = (file, paths) =>
+  paths.some((path) => file === path || (path.endsWith('/') && file.startsWith(path)));
+
 /** One line per broken rule; empty when the floors hold. */
-export function floorProblems({ files, edges }, startUp = START_UP) {
+export function floorProblems({ files, edges }, startUp = START_UP, worker = WORKER) {
   const problems = [];
   for (const folder of new Set(files.map(folderOf))) {
     if (floorOf(folder) < 0) problems.push(`folder ${folder}/ is on no floor (add it to FLOORS)`);
@@ -155,12 +170,22 @@ export function floorProblems({ files, edges }, startUp = START_UP) {
   for (const group of cycles(files, edges)) problems.push(`import cycle: ${group.join(' → ')}`);
   for (const [entry, forbidden] of Object.entries(startUp)) {
     if (!files.includes(entry)) continue;
-    const closure = startUpClosure(entry, edges);
-    for (const file of [...closure].sort()) {
-      if (
-        forbidden.some((heavy) => file === heavy || (heavy.endsWith('/') && file.startsWith(heavy)))
-      ) {
+    for (const file of [...closure(entry, edges, (edge) => !edge.dynamic)].sort()) {
+      if (isIn(file, forbidden))
         problems.push(`${entry} loads ${file} at start-up (import it lazily)`);
+    }
+  }
+  if (files.includes(worker.entry)) {
+    const runs = closure(
+      worker.entry,
+      edges,
+      (edge) => !edge.dynamic || edge.from !== worker.lazyFrom,
+    );
+    for (const file of [...runs].sort()) {
+      if (isIn(file, worker.never)) {
+        problems.push(
+          `${worker.entry} loads ${file} as it runs (only ${worker.lazyFrom} may, lazily)`,
+        );
       }
     }
   }

@@ -66,6 +66,18 @@ describe('the floor check', () => {
     expect(floors.floorProblems(floors.importGraph(sourceTree(base)))).toEqual([]);
   });
 
+  it('lets a task worker load the config schemas through the lazy validation only', () => {
+    const files = {
+      ...base,
+      'tasks/worker-main.ts':
+        "import { check } from '../profiles/config-validation.ts';\ncheck();\n",
+      'profiles/config-validation.ts':
+        "export const check = () => import('../config/schema.ts');\n",
+      'config/schema.ts': 'export const configSchema = 1;\n',
+    };
+    expect(floors.floorProblems(floors.importGraph(sourceTree(files)))).toEqual([]);
+  });
+
   it.each<{ name: string; files: Record<string, string>; problem: string }>([
     {
       name: 'an import that climbs (a type import counts)',
@@ -103,6 +115,17 @@ describe('the floor check', () => {
         'tasks/run.ts': 'export const run = () => 1;\n',
       },
       problem: 'hooks/pre-tool-use.ts loads tasks/run.ts at start-up (import it lazily)',
+    },
+    {
+      name: 'a task worker whose engine loads the config schemas',
+      files: {
+        'tasks/worker-main.ts': "export const run = () => import('./engine.ts');\n",
+        'tasks/engine.ts':
+          "import { configSchema } from '../config/schema.ts';\nexport const e = configSchema;\n",
+        'config/schema.ts': 'export const configSchema = 1;\n',
+      },
+      problem:
+        'tasks/worker-main.ts loads config/schema.ts as it runs (only profiles/config-validation.ts may, lazily)',
     },
     {
       name: 'a folder on no floor',

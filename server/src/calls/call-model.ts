@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isCliFormat } from '../config/config-rules.ts';
-import { everyProfile, loadConfig, type LoadedConfig } from '../profiles/load-config.ts';
+import { everyProfile, readConfigLazily, type LoadedConfig } from '../profiles/read-config.ts';
 import { budgetLockPath, slotsDir } from '../config/paths.ts';
 import { knownSecrets } from '../profiles/known-secrets.ts';
 import { endpointFor } from '../profiles/profile-endpoint.ts';
@@ -92,7 +92,7 @@ const SLOT_KEEP_MS = 50;
  * full or a profile fails with a retryable error; local profiles never leave.
  */
 export async function callModel(call: ModelCall, context: AppContext): Promise<ModelCallResult> {
-  const config = loadConfig(context.dataHome, context.projectDir, context.env);
+  const config = await readConfigLazily(context.dataHome, context.projectDir, context.env);
   const first =
     typeof call.profile === 'object'
       ? call.profile

@@ -1,7 +1,7 @@
-import { profileSchema } from '../config/schema.ts';
 import { UserError } from '../util/user-error.ts';
 import type { Environment } from '../config/paths.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
+import { validEnvProfile } from './config-validation.ts';
 
 export const ENV_PROFILE_NAME = 'env';
 
@@ -16,7 +16,7 @@ export function readEnvProfile(env: Environment, dataHome: string): ResolvedProf
     model,
     ...(env.DELEGATE_API_KEY_ENV?.trim() ? { apiKeyEnv: env.DELEGATE_API_KEY_ENV.trim() } : {}),
   };
-  const parsed = profileSchema.safeParse(candidate);
+  const parsed = validEnvProfile(candidate);
   if (!parsed.success) {
     const variables: Record<string, string> = {
       format: 'DELEGATE_FORMAT',
@@ -24,7 +24,7 @@ export function readEnvProfile(env: Environment, dataHome: string): ResolvedProf
       model: 'DELEGATE_MODEL',
       apiKeyEnv: 'DELEGATE_API_KEY_ENV',
     };
-    const lines = parsed.error.issues.map((issue) => {
+    const lines = parsed.issues.map((issue) => {
       const field = String(issue.path[0] ?? '');
       return `- ${variables[field] ?? field}: ${issue.message}`;
     });

@@ -7,7 +7,7 @@ import {
   type DiscoveredServer,
 } from './discover-local.ts';
 import { ENV_PROFILE_NAME } from './env-profile.ts';
-import { listNames, type LoadedConfig } from './load-config.ts';
+import { listNames, type LoadedConfig } from './read-config.ts';
 import { localFlagError, localNameProblem } from './local-address.ts';
 import { unapprovedError } from './project-approval.ts';
 import type { Environment } from '../config/paths.ts';

@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { git, gitBytes, resolveCommit, workerIdentity } from '../git/git.ts';
-import { loadConfig } from '../profiles/load-config.ts';
+import { readConfigLazily } from '../profiles/read-config.ts';
 import { namedSecrets } from '../profiles/known-secrets.ts';
 import {
   longestForm,
@@ -42,7 +42,7 @@ export async function keysInWork(
   env: Environment,
   inPlace?: InPlaceChanges | Error,
 ): Promise<string[]> {
-  const secrets = secretsFor(job, dataHome, env);
+  const secrets = await secretsFor(job, dataHome, env);
   if (secrets.length === 0) return [];
   const find = secretFinder(secrets);
   const scan: Scan = (text) => scanText(text, find, longestForm(secrets));
@@ -62,9 +62,14 @@ export async function keysInWork(
   }
 }
 
-function secretsFor(job: JobFile, dataHome: string, env: Environment): NamedSecret[] {
+async function secretsFor(
+  job: JobFile,
+  dataHome: string,
+  env: Environment,
+): Promise<NamedSecret[]> {
   try {
-    return namedSecrets(dataHome, loadConfig(dataHome, job.project, env).profiles.values(), env);
+    const config = await readConfigLazily(dataHome, job.project, env);
+    return namedSecrets(dataHome, config.profiles.values(), env);
   } catch {
     // A config broken since the start still leaves the stored keys to look for.
     return namedSecrets(dataHome, [], env);

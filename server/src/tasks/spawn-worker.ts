@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Environment } from '../config/paths.ts';
+import { validationsSoFar } from '../profiles/config-validation.ts';
 import { isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { parseProcessStat } from '../util/process-identity.ts';
@@ -84,7 +85,7 @@ export function spawnWaitingWorker(
       }
       // Recorded before it runs: from here a cancel or a look finds it.
       const recorded = await recordWorker(job, context, pid);
-      settle(`${WORKER_GO}\n`);
+      settle(goLine());
       return recorded;
     },
     dismiss: () => settle(''),
@@ -100,6 +101,28 @@ export function workerLogPath(dataHome: string, id: string): string {
 /** The word a waiting worker starts on, and the argument that makes it wait for it. */
 export const WORKER_GO = 'go';
 export const WAIT_FOR_GO = '--wait-for-go';
+
+/**
+ * The word to go, with what this process validated of the config (see config-validation.ts):
+ * the worker reads the same files without loading the schemas, unless they changed since.
+ */
+function goLine(): string {
+  return `${WORKER_GO} ${JSON.stringify({ validated: validationsSoFar() })}\n`;
+}
+
+/** What a waiting worker heard: the word, and what came with it (see `goLine`). */
+export function heardGo(line: string): { isGo: boolean; validated?: unknown } {
+  const space = line.indexOf(' ');
+  const word = space === -1 ? line : line.slice(0, space);
+  if (word !== WORKER_GO) return { isGo: false };
+  try {
+    const told = JSON.parse(line.slice(space + 1)) as { validated?: unknown } | null;
+    return { isGo: true, validated: told?.validated };
+  } catch {
+    // The word alone, or what came with it unreadable: the worker validates for itself.
+    return { isGo: true };
+  }
+}
 
 /**
  * V8 flags of every task worker. A worker spends its life waiting on its model, so its heap

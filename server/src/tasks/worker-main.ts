@@ -16,7 +16,8 @@ import { TaskError } from '../util/user-error.ts';
 import { finishTask } from './finish-task.ts';
 import { runEngine } from './run-engine.ts';
 import { settleAttempts } from './attempts.ts';
-import { spawnWorker, WAIT_FOR_GO, WORKER_GO } from './spawn-worker.ts';
+import { heardGo, spawnWorker, WAIT_FOR_GO } from './spawn-worker.ts';
+import { rememberValidations } from '../profiles/config-validation.ts';
 import { standbyLogPath } from './standby-worker.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { resolvePluginRoot } from '../config/plugin-root.ts';
@@ -109,7 +110,10 @@ function isToldToGo(): Promise<boolean> {
     stdin.setEncoding('utf8');
     stdin.on('data', (chunk: string) => {
       heard += chunk;
-      if (heard.includes('\n')) done(heard.split('\n')[0] === WORKER_GO);
+      if (!heard.includes('\n')) return;
+      const told = heardGo(heard.split('\n')[0] ?? '');
+      rememberValidations(told.validated);
+      done(told.isGo);
     });
     stdin.on('end', () => done(false));
     stdin.on('error', () => done(false));

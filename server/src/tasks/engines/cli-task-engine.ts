@@ -10,7 +10,7 @@ import type { PoolSlot } from '../../calls/pool.ts';
 import { isCliFormat } from '../../config/config-rules.ts';
 import type { ResolvedProfile } from '../../config/resolved-profile.ts';
 import { knownSecrets } from '../../profiles/known-secrets.ts';
-import { everyProfile, loadConfig } from '../../profiles/load-config.ts';
+import { everyProfile, readConfigLazily } from '../../profiles/read-config.ts';
 import { endpointFor } from '../../profiles/profile-endpoint.ts';
 import { resolveProfile } from '../../profiles/resolve-profile.ts';
 import { sandboxForJob, type SandboxPolicy } from '../../sandbox/index.ts';
@@ -41,7 +41,7 @@ export function cliTaskEngine(cli: CliEngine): CliTaskEngine {
 async function startCli(cli: CliEngine, input: EngineStart): Promise<EngineSession> {
   const { job, context, recorder } = input;
   const { dataHome, env } = context;
-  const config = loadConfig(dataHome, job.project, env);
+  const config = await readConfigLazily(dataHome, job.project, env);
   const profile = await resolveProfile(config, job.profile, env);
   if (!isCliFormat(profile.format)) throw new Error(`profile ${profile.name} is not a CLI engine`);
   const binary = findBinary(cli, env.PATH);
