@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+function formatBytes(bytes){return bytes<1024?`${bytes} B`:bytes<1024*1024?`${(bytes/1024).toFixed(1)} KB`:`${(bytes/(1024*1024)).toFixed(1)} MB`}function plural(count,noun,nouns=`${noun}s`){return`${groupDigits(count)} ${count===1?noun:nouns}`}function groupDigits(count){return String(count).replace(/\B(?=(\d{3})+(?!\d))/g,",")}export{formatBytes,plural};

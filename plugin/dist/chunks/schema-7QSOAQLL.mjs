@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{configSchema,largeReadSchema,profileSchema,runnerSchema}from"./chunk-2LW3SY3I.mjs";import"./chunk-XSEU3UHR.mjs";import"./chunk-C5TAREKY.mjs";import"./chunk-JFW47J4B.mjs";import"./chunk-MV3YVZKJ.mjs";import"./chunk-QPTF5ECZ.mjs";import"./chunk-YWXPNNWG.mjs";import"./chunk-OLNU57IO.mjs";import"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";export{configSchema,largeReadSchema,profileSchema,runnerSchema};

@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{configSchema,largeReadSchema,profileSchema,runnerSchema}from"./chunk-I36TPRXJ.mjs";import"./chunk-LHIMGGQ7.mjs";import"./chunk-JQPGVQSL.mjs";import"./chunk-RJQRXRYM.mjs";import"./chunk-IKPVYB34.mjs";import"./chunk-AEK6PQGZ.mjs";import"./chunk-5J7RWOGQ.mjs";export{configSchema,largeReadSchema,profileSchema,runnerSchema};
