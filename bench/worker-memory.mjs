@@ -2,11 +2,14 @@
 // way, measured in the same run: resident set size (VmRSS from /proc) of each process.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { benchProject, loadFakeProvider, median, startBenchServer } from './lib.mjs';
 
 const WORKERS = 5;
+/** The V8 flags the server starts task workers with (WORKER_NODE_FLAGS in spawn-worker.ts). */
+const WORKER_FLAGS = ['--optimize-for-size'];
 const SETTLE_MS = 1500;
 /** A later reading: V8's memory reducer first runs about 8 s after start-up, once a process idles. */
 const SETTLED_MS = 12_000;
@@ -53,11 +56,35 @@ function workerPids(dataHome) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The Node builtins the task worker's bundle can load: every `node:` or bare builtin name that
+ * dist/task-worker.mjs and the modules it imports (statically or by dynamic import) name.
+ */
+function workerBuiltins(root) {
+  const builtins = new Set();
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const [, name] of text.matchAll(/(?:from|import|require)\s*\(?\s*["']([^"']+)["']/g)) {
+      if (name.startsWith('.')) visit(join(dirname(file), name));
+      else if (name.startsWith('node:') || builtinModules.includes(name))
+        builtins.add(name.replace(/^node:/, ''));
+    }
+  };
+  visit(join(root, 'plugin', 'dist', 'task-worker.mjs'));
+  return [...builtins].sort();
+}
+
 /** `count` bare Node processes running `code`: their RSS and anonymous memory after they settle. */
-async function bareMemory(code, count) {
+async function bareMemory(code, count, flags = []) {
   const children = Array.from({ length: count }, () =>
     // The workers' environment, not the bench shell's (NODE_EXTRA_CA_CERTS alone adds ~2 MB).
-    spawn(process.execPath, ['-e', code], { stdio: 'ignore', env: { PATH: process.env.PATH } }),
+    spawn(process.execPath, [...flags, '-e', code], {
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH },
+    }),
   );
   try {
     await sleep(SETTLE_MS);
@@ -119,6 +146,13 @@ export async function benchWorkerMemory(root) {
     const settled = waiting.map((worker) => rssMb(worker.pid)).filter((mb) => mb !== undefined);
     const fakeUrl = `${fake.openaiBaseUrl}/chat/completions`;
     const { rss: idle, anon: idleAnon } = await bareMemory('setInterval(() => {}, 1e9)', WORKERS);
+    // The floor of any design with a Node process per waiting task: the builtins it needs.
+    const builtins = workerBuiltins(root);
+    const { rss: withBuiltins } = await bareMemory(
+      `for (const name of ${JSON.stringify(builtins)}) require(name); setInterval(() => {}, 1e9)`,
+      WORKERS,
+      WORKER_FLAGS,
+    );
     const { rss: fetching } = await bareMemory(
       `fetch(${JSON.stringify(fakeUrl)}, { method: 'POST', headers: { 'content-type': 'application/json' }, ` +
         `body: JSON.stringify({ model: 'm', stream: true, messages: [] }) }).then((r) => r.text())`,
@@ -156,6 +190,11 @@ export async function benchWorkerMemory(root) {
         [
           'private memory of a waiting task worker, bare idle Node (median Anonymous of smaps_rollup: RSS less the pages of the node binary and libraries, shared by all)',
           `${median(workersAnon).toFixed(1)} MB, ${median(idleAnon).toFixed(1)} MB`,
+          'reference',
+        ],
+        [
+          `RSS of a bare idle Node that has loaded the ${builtins.length} Node builtins the worker's bundle names, with the worker's V8 flags (median): the floor of a Node process per waiting task`,
+          `${median(withBuiltins).toFixed(1)} MB = ${(median(withBuiltins) / idle50).toFixed(2)}× bare idle Node`,
           'reference',
         ],
         [

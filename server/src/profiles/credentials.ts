@@ -1,5 +1,5 @@
-import { chmodSync, readFileSync, statSync, type Stats } from 'node:fs';
-import { parseJson, readJsonFile } from '../util/read-json.ts';
+import { chmodSync, statSync, type Stats } from 'node:fs';
+import { readJsonFile } from '../util/read-json.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 import { writeSecretFileSync } from '../util/secret-file.ts';
 import { credentialsPath } from '../config/paths.ts';
@@ -47,14 +47,16 @@ function credentialsProblem(file: string, problem: string): CredentialsError {
 /** Reads the stored keys, first making a file that others could read private again. */
 export function readCredentials(dataHome: string): Credentials {
   const file = credentialsPath(dataHome);
-  let stats: Stats;
+  let stats: Stats | undefined;
   try {
-    stats = statSync(file);
+    // Read at every model call (the secrets cut out of answers): no exception for no file.
+    stats = statSync(file, { throwIfNoEntry: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { keys: {} };
+    if (code === 'ENOTDIR') return { keys: {} };
     throw credentialsProblem(file, `cannot be read (${code ?? errorMessage(error)})`);
   }
+  if (!stats) return { keys: {} };
   if (!stats.isFile())
     throw credentialsProblem(
       file,
@@ -155,20 +157,12 @@ export function writeCredentialsSection(dataHome: string, section: string, value
 
 /** Every top-level field but `version` and `keys`; the file is known to be valid JSON by then. */
 function otherSections(dataHome: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(credentialsPath(dataHome), 'utf8');
-  } catch {
-    return {};
-  }
-  try {
-    const sections = { ...(parseJson(text) as Record<string, unknown>) };
-    delete sections.version;
-    delete sections.keys;
-    return sections;
-  } catch {
-    return {};
-  }
+  const read = readJsonFile(credentialsPath(dataHome), { isSecret: true });
+  if (!read || 'problem' in read) return {};
+  const sections = { ...(read.value as Record<string, unknown>) };
+  delete sections.version;
+  delete sections.keys;
+  return sections;
 }
 
 /**
