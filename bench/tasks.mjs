@@ -20,6 +20,8 @@ import {
 } from './lib.mjs';
 
 const TURNS = 60;
+/** Rounds of the loop figures: the worker's task, then each floor, in turn (machine load drifts). */
+const LOOP_ROUNDS = 3;
 /** New sessions' first starts timed, with the sandbox check on record and without. */
 const SESSION_ROUNDS = 5;
 const TASKS = 10;
@@ -52,18 +54,18 @@ async function startFloor(project, temp, env) {
 }
 
 /** The turn's floor: the same report_progress turns through the agent loop in-process (no job files). */
-async function loopFloor(root, temp) {
+async function loopFloor(root, temp, rounds) {
   const { runScriptedAgent } = await loadTestHelper(root, temp, 'agent-run');
   const steps = Array.from({ length: TURNS }, (_, turn) => ({
     toolUses: [{ name: 'report_progress', input: { note: `turn ${turn}` } }],
   }));
   steps.push({ text: 'done' });
   const gaps = [];
-  for (let round = 0; round < 3; round += 1) {
+  for (let round = 0; round < rounds; round += 1) {
     const run = await runScriptedAgent({ steps, root: temp, maxTurns: TURNS + 5 });
     gaps.push(...run.gapsMs);
   }
-  return median(gaps);
+  return gaps;
 }
 
 /**
@@ -80,8 +82,9 @@ function loopScript() {
   let previous;
   const loopTurn = (prompt) => {
     const now = performance.now();
-    if (previous !== undefined) gaps.push(now - previous);
     const turns = (prompt.match(/"role":"assistant"/g) ?? []).length;
+    // A task's first request follows the previous task's last reply: that is no turn.
+    if (previous !== undefined && turns > 0) gaps.push(now - previous);
     const reply =
       turns < TURNS
         ? { toolUses: [{ name: 'report_progress', input: { note: `turn ${turns}` } }] }
@@ -92,7 +95,7 @@ function loopScript() {
   return { gaps, loopTurn };
 }
 
-async function loopOtherProcessFloor(root, temp, startFakeProvider) {
+async function loopOtherProcessFloor(root, temp, startFakeProvider, rounds) {
   const helper = await bundleSource(root, temp, 'test/helpers/agent-run.ts');
   const runner = join(temp, 'loop-process.mjs');
   writeFileSync(
@@ -101,7 +104,7 @@ async function loopOtherProcessFloor(root, temp, startFakeProvider) {
       'await runAgentAt({ baseUrl: process.argv[2], root: process.argv[3], maxTurns: Number(process.argv[4]) });\n',
   );
   const gaps = [];
-  for (let round = 0; round < 3; round += 1) {
+  for (let round = 0; round < rounds; round += 1) {
     const { gaps: roundGaps, loopTurn } = loopScript();
     const fake = await startFakeProvider({
       respond: (request) => loopTurn(JSON.stringify(request.body.messages)),
@@ -118,7 +121,7 @@ async function loopOtherProcessFloor(root, temp, startFakeProvider) {
     }
     gaps.push(...roundGaps);
   }
-  return median(gaps);
+  return gaps;
 }
 
 export async function benchTasks(root) {
@@ -180,12 +183,19 @@ export async function benchTasks(root) {
     }
     const statusText = await server.call('task_status', { task_ids: ids });
     const lines = statusText.split('\n');
-    await server.call('task_start', {
-      task: 'bench task loop',
-      isolation: 'none',
-      max_turns: TURNS + 5,
-      wait_s: 100,
-    });
+    // The loop task and its two floors, one round of each in turn.
+    const floorGaps = [];
+    const processGaps = [];
+    for (let round = 0; round < LOOP_ROUNDS; round += 1) {
+      await server.call('task_start', {
+        task: 'bench task loop',
+        isolation: 'none',
+        max_turns: TURNS + 5,
+        wait_s: 100,
+      });
+      floorGaps.push(...(await loopFloor(root, temp, 1)));
+      processGaps.push(...(await loopOtherProcessFloor(root, temp, startFakeProvider, 1)));
+    }
     server.close();
     await fake.close();
     // The environment the server and its workers ran with: a variable of the bench's own shell
@@ -197,14 +207,14 @@ export async function benchTasks(root) {
       ...GIT_IDENTITY,
     });
     const startFloorMs = floor.worktree + floor.node;
-    const loopFloorMs = await loopFloor(root, temp);
-    const processFloorMs = await loopOtherProcessFloor(root, temp, startFakeProvider);
+    const loopFloorMs = median(floorGaps);
+    const processFloorMs = median(processGaps);
     const [firstStartMs, ...laterStarts] = startDelays;
     const startMs = median(laterStarts);
     const turnMs = median(gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, and the same ${TURNS} turns in-process (3 rounds). Floors are measured in the same run, after the tasks.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. The start floor is measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
