@@ -69,11 +69,6 @@ async function loopFloor(root, temp, rounds) {
 }
 
 /**
- * The turn's floor across a process boundary: the same loop (no job files) in a Node process of
- * its own, against the fake in this one, as a task worker is. What a worker's turn costs beyond
- * this is its bookkeeping; what this costs beyond the in-process floor is the boundary itself.
- */
-/**
  * The fake's side of the loop task: report_progress until TURNS turns, then done; `gaps` gets
  * the time from each reply leaving the fake to the next request reaching it.
  */
@@ -95,6 +90,11 @@ function loopScript() {
   return { gaps, loopTurn };
 }
 
+/**
+ * The turn's floor across a process boundary: the same loop (no job files) in a Node process of
+ * its own, against the fake in this one, as a task worker is. What a worker's turn costs beyond
+ * this is its bookkeeping; what this costs beyond the in-process floor is the boundary itself.
+ */
 async function loopOtherProcessFloor(root, temp, startFakeProvider, rounds) {
   const helper = await bundleSource(root, temp, 'test/helpers/agent-run.ts');
   const runner = join(temp, 'loop-process.mjs');
