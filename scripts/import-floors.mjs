@@ -51,8 +51,8 @@ export const START_UP = {
 
 /**
  * What a task worker never loads while it runs, through static imports or the dynamic ones its
- * engines come in by: the config's zod schemas and the server's tools (about 5 MB of every
- * waiting worker), except through the one module that loads the schemas when a config file
+ * engines come in by: the config's zod schemas (about 3 MB of every waiting worker) and the
+ * server's tools, except through the one module that loads the schemas when a config file
  * changed since the server validated it (profiles/config-validation.ts).
  */
 export const WORKER = {

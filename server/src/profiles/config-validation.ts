@@ -1,11 +1,11 @@
 /**
  * Validation of the config files and of the environment profile, with the zod schemas loaded
- * only when a validation needs them. `config/schema.ts` builds every schema as it loads, and
- * zod with them is about 5 MB of a process's memory: the server and the CLI load it with
- * `load-config.ts`; a task worker, which spends its life waiting on its model, does not. What
- * its server already validated comes with the word to start (`rememberValidations`), keyed by
- * the exact text validated, so a worker loads the schemas only when a file changed since
- * (`loadConfigSchemas`, through `loadConfigLazily`).
+ * only when a validation needs them. `config/schema.ts` builds every schema as it loads: with
+ * zod, about 3 MB of a waiting task worker's memory (`npm run bench -- workermemory`). The
+ * server and the CLI load it with `load-config.ts`; a task worker, which spends its life
+ * waiting on its model, does not. What its server already validated comes with the word to go
+ * (`rememberValidations`), keyed by the exact text validated, so a worker loads the schemas
+ * only when a file changed since (`loadConfigSchemas`, through `readConfigLazily`).
  */
 import type { z } from 'zod';
 import type { ConfigFile, Profile, configSchema, profileSchema } from '../config/schema.ts';
