@@ -31,6 +31,17 @@ export async function spawnWorker(job: JobFile, context: WorkerLaunch): Promise<
   return recordWorker(job, context, child.pid);
 }
 
+/**
+ * The worker of a task that is ready now, started by a process that stays (the server): it
+ * hears the word to go at once, and with it what the server validated of the config (see
+ * `goLine`), so it need not load the config's schemas. A worker starting a ladder's next rung
+ * uses `spawnWorker`: it exits soon after, and a word still in the pipe could go with it.
+ */
+export async function spawnWorkerNow(job: JobFile, context: WorkerLaunch): Promise<JobFile> {
+  const waiting = spawnWaitingWorker(job.id, job.project, context);
+  return waiting ? waiting.go(job) : spawnWorker(job, context);
+}
+
 /** A worker started before its task is ready, waiting on its stdin for the word to go. */
 export interface WaitingWorker {
   /** The task is queued and ready: the worker is recorded in job.json and runs it. */

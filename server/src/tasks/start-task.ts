@@ -39,7 +39,7 @@ import {
 } from '../store/job-store.ts';
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
-import { spawnWorker } from './spawn-worker.ts';
+import { spawnWorker, spawnWorkerNow } from './spawn-worker.ts';
 import { serverStandby, startingWorker } from './standby-worker.ts';
 import { pickReviewProfile } from './review.ts';
 import { cannotRun, runTestCommand } from './verify.ts';
@@ -428,7 +428,7 @@ async function startAttempts(
       await updateJob(context.dataHome, attempt.id, () => ({ preflight }));
     }
     // A ladder starts on its first rung; the next starts when one fails (attempts.ts).
-    if (!ladder || attempt === first) await spawnWorker(attempt, context);
+    if (!ladder || attempt === first) await spawnWorkerNow(attempt, context);
   }
   if (preflight) await updateJob(context.dataHome, id, () => ({ preflight }));
   return readJob(context.dataHome, id);
