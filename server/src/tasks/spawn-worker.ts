@@ -123,14 +123,13 @@ function goLine(): string {
 
 /** What a waiting worker heard: the word, and what came with it (see `goLine`). */
 export function heardGo(line: string): { isGo: boolean; validated?: unknown } {
-  const space = line.indexOf(' ');
-  const word = space === -1 ? line : line.slice(0, space);
-  if (word !== WORKER_GO) return { isGo: false };
+  // The word alone, or with something unreadable after it: the worker validates for itself.
+  if (line === WORKER_GO) return { isGo: true };
+  if (!line.startsWith(`${WORKER_GO} `)) return { isGo: false };
   try {
-    const told = JSON.parse(line.slice(space + 1)) as { validated?: unknown } | null;
+    const told = JSON.parse(line.slice(WORKER_GO.length + 1)) as { validated?: unknown } | null;
     return { isGo: true, validated: told?.validated };
   } catch {
-    // The word alone, or what came with it unreadable: the worker validates for itself.
     return { isGo: true };
   }
 }
