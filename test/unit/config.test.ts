@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/profiles/load-config.ts';
@@ -251,5 +251,56 @@ describe('resolveProfile', () => {
       skipped: models.slice(0, 4),
     });
     expect(await firstChatModel(server, ['all-embeddings'], 100)).toBeUndefined();
+  });
+});
+
+describe('loadConfig at every call: the last read is reused only while nothing it came from changed', () => {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+  const modelOf = (env: Record<string, string> = {}) =>
+    loadConfig(world.dataHome, world.project, env).profiles.get('w')?.model;
+
+  it('reuses the same config while the files are settled and unchanged', async () => {
+    world.writeConfig({ profiles: { w: profile('m1') } });
+    await settle();
+    const first = loadConfig(world.dataHome, world.project, {});
+    expect(loadConfig(world.dataHome, world.project, {})).toBe(first);
+  });
+
+  // Each change takes effect at the very next read, however soon after the last one.
+  const changes: Array<[name: string, change: () => void, expected: string | undefined]> = [
+    [
+      'config.json rewritten, same size',
+      () => world.writeConfig({ profiles: { w: profile('m2') } }),
+      'm2',
+    ],
+    [
+      'a project file appears',
+      () =>
+        world.writeProjectFile(
+          '.claude/delegate.json',
+          JSON.stringify({ profiles: { w: profile('p1') } }),
+        ),
+      'p1',
+    ],
+    ['config.json removed', () => rmSync(join(world.dataHome, 'config.json')), undefined],
+  ];
+  it.each(changes)('%s', async (_name, change, expected) => {
+    world.writeConfig({ profiles: { w: profile('m1') } });
+    await settle();
+    expect(modelOf()).toBe('m1');
+    expect(modelOf()).toBe('m1');
+    change();
+    expect(modelOf()).toBe(expected);
+  });
+
+  it('reads the environment profile anew when its variables change', async () => {
+    world.writeConfig({ profiles: { w: profile('m1') } });
+    await settle();
+    const env = { DELEGATE_BASE_URL: 'http://127.0.0.1:9/v1', DELEGATE_MODEL: 'e1' };
+    const envModel = (variables: Record<string, string>) =>
+      loadConfig(world.dataHome, world.project, variables).profiles.get('env')?.model;
+    expect(envModel(env)).toBe('e1');
+    expect(envModel({ ...env, DELEGATE_MODEL: 'e2' })).toBe('e2');
+    expect(envModel({})).toBeUndefined();
   });
 });

@@ -45,7 +45,7 @@ export function readEnvProfile(env: Environment, dataHome: string): ResolvedProf
   };
 }
 
-const ENV_VARIABLES = [
+export const ENV_VARIABLES = [
   'DELEGATE_FORMAT',
   'DELEGATE_BASE_URL',
   'DELEGATE_MODEL',

@@ -13,7 +13,8 @@ import { configPath, projectConfigPath, type Environment } from '../config/paths
 import { keepUserEndpoint } from './project-overrides.ts';
 import { checkFailoverChains } from './failover-rules.ts';
 import { setApartUnapproved } from './project-approval.ts';
-import { ENV_PROFILE_NAME, readEnvProfile } from './env-profile.ts';
+import { ENV_PROFILE_NAME, ENV_VARIABLES, readEnvProfile } from './env-profile.ts';
+import { settledFingerprint } from '../util/file-fingerprint.ts';
 import type { ConfigFile, RunnerConfig } from '../config/schema.ts';
 import { ConfigSchemasNotLoaded, loadConfigSchemas, validConfig } from './config-validation.ts';
 import { SANDBOX_MODES, type SandboxMode } from '../config/config-rules.ts';
@@ -97,8 +98,44 @@ function tighterLimits(
  * `userConfig` stands in for config.json's content: provider_set checks a change this way
  * before writing it. Throws ConfigSchemasNotLoaded when a file needs validating and this
  * process has not loaded the schemas (only a task worker runs without them).
+ *
+ * Every model call reads the config, so a change takes effect at the next call. While neither
+ * file nor the environment profile has changed since the last read (`settledFingerprint`: a
+ * stat of each), that read's result is returned again: the same object, which no caller changes.
  */
 export function readConfig(
+  dataHome: string,
+  projectDir: string,
+  env: Environment,
+  userConfig?: unknown,
+): LoadedConfig {
+  if (userConfig !== undefined) return assembleConfig(dataHome, projectDir, env, userConfig);
+  const key = `${dataHome}\0${projectDir}`;
+  const fingerprint = configFingerprint(dataHome, projectDir, env);
+  const last = lastReads.get(key);
+  if (fingerprint !== undefined && last?.fingerprint === fingerprint) return last.config;
+  lastReads.delete(key);
+  const config = assembleConfig(dataHome, projectDir, env);
+  if (fingerprint !== undefined) lastReads.set(key, { fingerprint, config });
+  return config;
+}
+
+/** The last config read per data home and project, with what it was read from. */
+const lastReads = new Map<string, { fingerprint: string; config: LoadedConfig }>();
+
+/** Both files' fingerprints and the environment profile's variables; undefined while a file is settling. */
+function configFingerprint(
+  dataHome: string,
+  projectDir: string,
+  env: Environment,
+): string | undefined {
+  const user = settledFingerprint(configPath(dataHome));
+  const project = settledFingerprint(projectConfigPath(projectDir));
+  if (user === undefined || project === undefined) return undefined;
+  return JSON.stringify([user, project, ...ENV_VARIABLES.map((name) => env[name] ?? null)]);
+}
+
+function assembleConfig(
   dataHome: string,
   projectDir: string,
   env: Environment,

@@ -1,7 +1,69 @@
-import type { BigIntStats } from 'node:fs';
+import { readdirSync, statSync, type BigIntStats } from 'node:fs';
 
 /**
  * A file's identity: inode and modification time (ns). Replacing a file (write and rename)
  * changes it; for the held files' versions (file-lock.ts) and caches of what was read from a file.
  */
 export const fingerprintOfStats = (stats: BigIntStats) => `${stats.ino}:${stats.mtimeNs}`;
+
+/**
+ * How long after a change a file's times can be trusted to show the next one: a change within
+ * the same tick of the clock that stamps them can leave them as they were. Linux stamps from a
+ * clock that moves every 1 to 10 ms, so a time with a fraction of a second settles after
+ * FINE_SETTLE_MS; whole seconds (ext3, FAT's 2-second steps, some network file systems) after
+ * COARSE_SETTLE_MS.
+ */
+export const FINE_SETTLE_MS = 100;
+export const COARSE_SETTLE_MS = 2_000;
+
+/**
+ * What a cache of a file's content (or a folder's listing) may be keyed on, as git trusts its
+ * index: device, inode, size, change and modification times (ns), or `absent`. Undefined while
+ * it changed too recently to be trusted (see FINE_SETTLE_MS), or when it is not of `kind`: what
+ * is read now must not be reused. Take it before reading: a change after it shows in the next.
+ */
+export function settledFingerprint(
+  path: string,
+  kind: 'file' | 'folder' = 'file',
+  nowMs = Date.now(),
+): string | undefined {
+  let stats: BigIntStats | undefined;
+  try {
+    stats = statSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (!stats) return 'absent';
+  if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) return undefined;
+  const changedNs = stats.ctimeNs > stats.mtimeNs ? stats.ctimeNs : stats.mtimeNs;
+  if (!hasSettled(changedNs, nowMs)) return undefined;
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+}
+
+/** Whether a change stamped `changedNs` is long enough ago (a time ahead of this clock is not). */
+export function hasSettled(changedNs: bigint, nowMs: number): boolean {
+  const settleMs = changedNs % 1_000_000_000n === 0n ? COARSE_SETTLE_MS : FINE_SETTLE_MS;
+  return nowMs - Number(changedNs / 1_000_000n) >= settleMs;
+}
+
+const listings = new Map<string, { fingerprint: string; names: readonly string[] }>();
+
+/**
+ * The names in a folder, sorted (none when it cannot be listed), listed again only when the
+ * folder changed (an entry added, removed or renamed changes its times): a stat instead of a
+ * listing while nothing came or went. The result is shared: do not change it.
+ */
+export function folderNames(path: string): readonly string[] {
+  const fingerprint = settledFingerprint(path, 'folder');
+  const last = listings.get(path);
+  if (fingerprint !== undefined && last?.fingerprint === fingerprint) return last.names;
+  let names: string[];
+  try {
+    names = readdirSync(path).sort();
+  } catch {
+    names = [];
+  }
+  if (fingerprint === undefined) listings.delete(path);
+  else listings.set(path, { fingerprint, names });
+  return names;
+}
