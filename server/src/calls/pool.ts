@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { currentProcessIdentity } from '../util/process-identity.ts';
+import { folderNames } from '../util/file-fingerprint.ts';
 import {
   claimHeldFile,
   isAbandoned,
@@ -272,13 +273,8 @@ export async function acquireSlot(
   }
 }
 
-function listFolder(path: string): string[] {
-  try {
-    return readdirSync(path).sort();
-  } catch {
-    return [];
-  }
-}
+/** A stat instead of a listing while nothing came or went (a task's turns look at every call). */
+const listFolder = folderNames;
 
 function liveHolder(path: string, index: number): PoolHolder | undefined {
   const file = readHeldFile(path);
