@@ -1,6 +1,6 @@
 // Bundles every entry point into plugin/dist/ (committed: plugin installs run no build).
 import { build } from 'esbuild';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toolsListOf } from './built-server.mjs';
@@ -119,6 +119,37 @@ const sandboxWithoutTlsTermination = {
 };
 
 /**
+ * The OS sandbox library finds programs by starting `which` and waiting for it, four times as
+ * a worker's sandbox starts and once per sandboxed command; server/src/sandbox/which-sync.ts
+ * finds them without a process and takes its place.
+ */
+const sandboxWhichWithoutProcess = {
+  name: 'sandbox-which-without-process',
+  setup(pluginBuild) {
+    pluginBuild.onLoad(
+      { filter: /[\\/]@anthropic-ai[\\/]sandbox-runtime[\\/]dist[\\/]utils[\\/]which\.js$/ },
+      () => ({
+        contents: `export { whichSync } from ${JSON.stringify(join(root, 'server', 'src', 'sandbox', 'which-sync.ts'))};`,
+        loader: 'js',
+        resolveDir: root,
+      }),
+    );
+  },
+};
+
+/** The replacement took: no bundle starts `which` (a library that moved its helper fails the build). */
+function checkNoWhichProcess() {
+  const chunks = join(root, 'plugin', 'dist', 'chunks');
+  for (const name of readdirSync(chunks)) {
+    if (/spawnSync\d*\(\s*["']which["']/.test(readFileSync(join(chunks, name), 'utf8'))) {
+      throw new Error(
+        `plugin/dist/chunks/${name} still starts \`which\`: see sandboxWhichWithoutProcess.`,
+      );
+    }
+  }
+}
+
+/**
  * The OS sandbox library (bundled into a lazy chunk) looks for its prebuilt helpers in
  * `vendor/` beside its module or one folder up, i.e. `dist/vendor/` for `dist/chunks/*.mjs`:
  * the seccomp loader that blocks Unix sockets and namespace escapes inside bubblewrap (Linux
@@ -153,7 +184,7 @@ await Promise.all([
       banner: {
         js: "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);",
       },
-      plugins: [englishOnlyZodLocales, sandboxWithoutTlsTermination],
+      plugins: [englishOnlyZodLocales, sandboxWithoutTlsTermination, sandboxWhichWithoutProcess],
     }),
   ),
   build({
@@ -167,6 +198,7 @@ await Promise.all([
   }),
 ]);
 copySandboxHelpers();
+checkNoWhichProcess();
 
 // The built server's `tools/list` answer, kept for the server to serve at start instead of
 // converting every tool schema again (server/src/tools/listed-at-build.ts). Asked of the bundle
