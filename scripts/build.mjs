@@ -4,6 +4,7 @@ import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toolsListOf } from './built-server.mjs';
+import { pricesWithoutTable, writePriceTable } from './price-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -184,7 +185,12 @@ await Promise.all([
       banner: {
         js: "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);",
       },
-      plugins: [englishOnlyZodLocales, sandboxWithoutTlsTermination, sandboxWhichWithoutProcess],
+      plugins: [
+        englishOnlyZodLocales,
+        sandboxWithoutTlsTermination,
+        sandboxWhichWithoutProcess,
+        pricesWithoutTable,
+      ],
     }),
   ),
   build({
@@ -199,6 +205,7 @@ await Promise.all([
 ]);
 copySandboxHelpers();
 checkNoWhichProcess();
+await writePriceTable(root, join(root, 'plugin', 'dist', 'chunks'));
 
 // The built server's `tools/list` answer, kept for the server to serve at start instead of
 // converting every tool schema again (server/src/tools/listed-at-build.ts). Asked of the bundle

@@ -3,7 +3,8 @@
  * offline `@pydantic/genai-prices` table, which is loaded only when a price is first needed.
  * Cache reads and writes have rates of their own (see {@link priceFor} for the defaults).
  */
-import type { ModelPrice } from '@pydantic/genai-prices';
+import type * as PricesModule from '@pydantic/genai-prices';
+import type { ModelPrice, Provider } from '@pydantic/genai-prices';
 
 /** USD per million tokens of each kind. */
 export interface Rates {
@@ -107,30 +108,83 @@ async function tablePriceFor(
   modelAnswered: string | undefined,
   at: Date,
 ): Promise<Price | undefined> {
-  // Lazy: the table is ~800 KB of source and most server starts never price anything.
-  const { calcPrice, findProvider } = await import('@pydantic/genai-prices');
-  // An unrecognised URL is a gateway or proxy: the model name is the best clue left. A
-  // recognised provider that does not list the model stays unknown rather than guessed.
-  const isKnownUrl = findProvider({ providerApiUrl: profile.baseUrl }) !== undefined;
-  const options = isKnownUrl
-    ? { providerApiUrl: profile.baseUrl, timestamp: at }
-    : { timestamp: at };
+  // Lazy: most server starts never price anything.
+  const prices = await import('@pydantic/genai-prices');
   const models = [modelAnswered, profile.model].filter((model): model is string => !!model);
   for (const model of models) {
-    const price = tablePrice(() => calcPrice(PROBE_USAGE, model, options));
+    const provider = matchedProvider(prices, profile.baseUrl, model);
+    const price =
+      provider &&
+      tablePrice(() => prices.calcPrice(PROBE_USAGE, model, { provider, timestamp: at }));
     if (price) return price;
   }
   return undefined;
 }
 
+type PricesLibrary = typeof PricesModule;
+
+/**
+ * What the table matched per endpoint and model: its provider with that one model entry (time-of-day
+ * and dated prices included), or null. The rest of the table is not kept (see `withTable`).
+ */
+const matches = new Map<string, Provider | null>();
+
+function matchedProvider(prices: PricesLibrary, baseUrl: string, model: string): Provider | null {
+  const key = `${baseUrl}\u0000${model}`;
+  let match = matches.get(key);
+  if (match === undefined) {
+    match = withTable(prices, () => {
+      // An unrecognised URL is a gateway or proxy: the model name is the best clue left. A
+      // recognised provider that does not list the model stays unknown rather than guessed.
+      const isKnownUrl = prices.findProvider({ providerApiUrl: baseUrl }) !== undefined;
+      const found = tableLookup(() =>
+        prices.calcPrice(PROBE_USAGE, model, isKnownUrl ? { providerApiUrl: baseUrl } : {}),
+      );
+      return found ? { ...found.provider, models: [found.model] } : null;
+    });
+    matches.set(key, match);
+  }
+  return match;
+}
+
+/** How long a loaded table stays for the next lookup (a server pricing every profile at once). */
+const TABLE_KEPT_MS = 200;
+let dropTable: NodeJS.Timeout | undefined;
+
+/**
+ * Runs `lookup` with the whole table in force. The bundles are built without it in the module
+ * (scripts/build.mjs): it is read then, and dropped again once lookups stop, so a task worker
+ * waiting on its model holds the entry it matched, not the table.
+ */
+function withTable<T>(prices: PricesLibrary, lookup: () => T): T {
+  const readTable = (prices as { bundledPriceTable?: () => unknown }).bundledPriceTable;
+  if (!readTable) return lookup();
+  if (!dropTable) {
+    const table = readTable() as Provider[];
+    prices.updatePrices(({ setProviderData }) => setProviderData(table));
+  }
+  clearTimeout(dropTable);
+  dropTable = setTimeout(() => {
+    dropTable = undefined;
+    prices.updatePrices(({ setProviderData }) => setProviderData([]));
+  }, TABLE_KEPT_MS);
+  dropTable.unref();
+  return lookup();
+}
+
+/** A lookup of the library that throws on a malformed table entry: unknown, not a failed call. */
+function tableLookup<T>(lookup: () => T): T | null {
+  try {
+    return lookup();
+  } catch {
+    return null;
+  }
+}
+
 /** A malformed table entry throws inside the library; treat it as unknown, not as a failed call. */
 function tablePrice(lookup: () => { model_price: ModelPrice } | null): Price | undefined {
-  try {
-    const found = lookup();
-    return found ? fromTable(found.model_price) : undefined;
-  } catch {
-    return undefined;
-  }
+  const found = tableLookup(lookup);
+  return found ? fromTable(found.model_price) : undefined;
 }
 
 /** Missing cache rates (base and tiers) set to the format's defaults; see {@link priceFor}. */
