@@ -1,7 +1,7 @@
 // Memory of task workers waiting on their model, beside bare Node processes waiting the same
 // way, measured in the same run: resident set size (VmRSS from /proc) of each process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -144,6 +144,31 @@ export async function benchWorkerMemory(root) {
     // The same workers still waiting, once V8 has given back what start-up left behind.
     await sleep(SETTLED_MS - SETTLE_MS);
     const settled = waiting.map((worker) => rssMb(worker.pid)).filter((mb) => mb !== undefined);
+    // The same, on a profile priced from the genai-prices table (not `local`): a worker that
+    // spends money loads the table before its first request, to cap the call by its budget.
+    const configFile = join(dataHome, 'config.json');
+    const config = JSON.parse(readFileSync(configFile, 'utf8'));
+    config.profiles.priced = { ...config.profiles.w, local: false };
+    writeFileSync(configFile, JSON.stringify(config));
+    const pricedIds = [];
+    for (let index = 0; index < WORKERS; index += 1) {
+      const text = await server.call('task_start', {
+        task: `bench memory priced task ${index}`,
+        profile: 'priced',
+      });
+      pricedIds.push(/t_[a-z0-9]{6}/.exec(text)[0]);
+    }
+    while (requests < 2 * WORKERS) await sleep(10);
+    await sleep(SETTLE_MS);
+    const pricedWorkers = workerPids(dataHome).filter((worker) => pricedIds.includes(worker.id));
+    const priced = pricedWorkers
+      .map((worker) => rssMb(worker.pid))
+      .filter((mb) => mb !== undefined);
+    await sleep(SETTLED_MS - SETTLE_MS);
+    const pricedSettled = pricedWorkers
+      .map((worker) => rssMb(worker.pid))
+      .filter((mb) => mb !== undefined);
+    for (const id of pricedIds) await server.call('task_cancel', { task_id: id });
     const fakeUrl = `${fake.openaiBaseUrl}/chat/completions`;
     const { rss: idle, anon: idleAnon } = await bareMemory('setInterval(() => {}, 1e9)', WORKERS);
     // The floor of any design with a Node process per waiting task: the builtins it needs.
@@ -166,7 +191,7 @@ export async function benchWorkerMemory(root) {
       note:
         `${WORKERS} tasks started through a real \`dist/server.mjs\`, each worker waiting on a model ` +
         `request the fake holds open (headers sent, no body); RSS (VmRSS) read ${SETTLE_MS / 1000} s ` +
-        `after the last request arrived and again ${SETTLED_MS / 1000} s after it, and the server's standby worker (loaded for its next start, waiting on its stdin). Beside them, in the same run, ${WORKERS} bare Node processes ` +
+        `after the last request arrived and again ${SETTLED_MS / 1000} s after it; then ${WORKERS} more on a priced profile; and the server's standby worker (loaded for its next start, waiting on its stdin). Beside them, in the same run, ${WORKERS} bare Node processes ` +
         `idle on a timer, and ${WORKERS} waiting on the same held request with \`fetch\`.`,
       rows: [
         [
@@ -177,6 +202,16 @@ export async function benchWorkerMemory(root) {
         [
           `the same workers ${SETTLED_MS / 1000} s after the last request, still waiting (median)`,
           `${median(settled).toFixed(1)} MB = ${(median(settled) / idle50).toFixed(2)}× bare idle Node`,
+          'reference',
+        ],
+        [
+          `the same on a priced profile (not \`local\`: the genai-prices table loaded to cap the call by its budget; median of ${priced.length})`,
+          `${median(priced).toFixed(1)} MB = ${(median(priced) / idle50).toFixed(2)}× bare idle Node`,
+          '≤ 1.2× bare idle Node',
+        ],
+        [
+          `the same priced workers ${SETTLED_MS / 1000} s after the last request, still waiting (median)`,
+          `${median(pricedSettled).toFixed(1)} MB = ${(median(pricedSettled) / idle50).toFixed(2)}× bare idle Node`,
           'reference',
         ],
         [
