@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import {
   appendFileSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readFileSync,
   readdirSync,
   rmdirSync,
   rmSync,
   statSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { jobsDir } from '../config/paths.ts';
@@ -169,8 +172,52 @@ export async function updateJob(
 }
 
 export function appendEvent(dataHome: string, id: string, type: string, detail: string): void {
+  appendFileSync(join(jobDir(dataHome, id), 'events.jsonl'), eventLine(type, detail));
+}
+
+function eventLine(type: string, detail: string): string {
   const event: TaskEvent = { ts: new Date().toISOString(), type, detail: detail.slice(0, 500) };
-  appendFileSync(join(jobDir(dataHome, id), 'events.jsonl'), `${JSON.stringify(event)}\n`);
+  return `${JSON.stringify(event)}\n`;
+}
+
+/** A task's events.jsonl held open for its worker's appends; `close` when the task's work is over. */
+export interface EventLog {
+  append(type: string, detail: string): void;
+  close(): void;
+}
+
+/**
+ * The events of a running task, appended through one descriptor opened at the first event
+ * rather than an open and a close per line (a turn of the agent loop writes several). Each
+ * line is one write in append mode, as `appendEvent` does, so lines from other writers never
+ * interleave. A write that fails closes it; the line is written the usual way.
+ */
+export function openEventLog(dataHome: string, id: string): EventLog {
+  const file = join(jobDir(dataHome, id), 'events.jsonl');
+  let fd: number | undefined;
+  const close = () => {
+    if (fd === undefined) return;
+    const open = fd;
+    fd = undefined;
+    try {
+      closeSync(open);
+    } catch {
+      // Already gone.
+    }
+  };
+  return {
+    append: (type, detail) => {
+      const line = eventLine(type, detail);
+      try {
+        fd ??= openSync(file, 'a');
+        writeSync(fd, line);
+      } catch {
+        close();
+        appendFileSync(file, line);
+      }
+    },
+    close,
+  };
 }
 
 export function readEvents(dataHome: string, id: string, limit: number): TaskEvent[] {

@@ -47,7 +47,11 @@ export async function runEngine(
   } finally {
     await session.close?.();
     // Progress notes still on their way land before the outcome is recorded.
-    await task.recorder.update(() => undefined);
+    try {
+      await task.recorder.update(() => undefined);
+    } finally {
+      task.recorder.close();
+    }
   }
 }
 

@@ -11,7 +11,7 @@
  * idle timeout is minutes long. What another process acts on (a child's process group, a
  * question) is written at once, and with it any progress still waiting.
  */
-import { appendEvent, updateJob } from '../store/job-store.ts';
+import { openEventLog, updateJob } from '../store/job-store.ts';
 import type { JobFile } from '../store/job-file.ts';
 
 type JobChange = (job: JobFile) => Partial<JobFile> | undefined;
@@ -26,6 +26,8 @@ export interface TaskRecorder {
   update(change: JobChange): Promise<unknown>;
   /** Appends a line to the task's events.jsonl. */
   event(kind: string, text: string): void;
+  /** Lets go of events.jsonl once the work is over (a later event opens it again). */
+  close(): void;
   /** The task's current activity, and its step when the step moved. */
   activity(activity: string, step?: number): void;
   filesTouched(paths: readonly string[]): void;
@@ -50,6 +52,7 @@ export function createTaskRecorder(dataHome: string, id: string): TaskRecorder {
   let unwritten = 0;
   let lastWriteAt = 0;
   let timer: NodeJS.Timeout | undefined;
+  const events = openEventLog(dataHome, id);
   // Everything recorded so far, in one read-modify-write; the cost it carries is written with it.
   const writeAll = async () => {
     const batch = pending;
@@ -98,7 +101,8 @@ export function createTaskRecorder(dataHome: string, id: string): TaskRecorder {
       record(change);
       return flush();
     },
-    event: (kind, text) => appendEvent(dataHome, id, kind, text),
+    event: (kind, text) => events.append(kind, text),
+    close: () => events.close(),
     activity: (activity, step) =>
       progress(() => ({
         ...(step !== undefined ? { step } : {}),
