@@ -205,7 +205,7 @@ export async function benchWorkerMemory(root) {
           'reference',
         ],
         [
-          `the same on a priced profile (not \`local\`: the genai-prices table loaded to cap the call by its budget; median of ${priced.length})`,
+          `the same on a priced profile (not \`local\`: its price looked up in the genai-prices table before the first request, to cap the call by its budget; median of ${priced.length})`,
           `${median(priced).toFixed(1)} MB = ${(median(priced) / idle50).toFixed(2)}× bare idle Node`,
           '≤ 1.2× bare idle Node',
         ],
