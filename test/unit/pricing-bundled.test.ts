@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -75,6 +75,19 @@ describe('prices in the bundles: the table out of the library module, read for l
       const price = await bundled.priceFor(profile, undefined, PEAK);
       expect(price?.inputPerMTok).toBeGreaterThan(0);
       expect(price).toEqual(await priceFor(profile, undefined, PEAK));
+    }
+  });
+
+  it('says what to do when the table beside the bundle is missing', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const table = join(dir, 'genai-prices.json');
+    renameSync(table, `${table}.away`);
+    try {
+      await expect(bundled.priceFor({ model: 'gpt-4.1', baseUrl: OPENAI })).rejects.toThrow(
+        /genai-prices\.json\) cannot be read: .*Reinstall the plugin/,
+      );
+    } finally {
+      renameSync(`${table}.away`, table);
     }
   });
 });

@@ -160,7 +160,16 @@ function withTable<T>(prices: PricesLibrary, lookup: () => T): T {
   const readTable = (prices as { bundledPriceTable?: () => unknown }).bundledPriceTable;
   if (!readTable) return lookup();
   if (!dropTable) {
-    const table = readTable() as Provider[];
+    let table: Provider[];
+    try {
+      table = readTable() as Provider[];
+    } catch (error) {
+      throw new Error(
+        `The price table beside delegate's bundles (genai-prices.json) cannot be read: ${(error as Error).message}. ` +
+          'Reinstall the plugin, or set "price" in the profile.',
+        { cause: error },
+      );
+    }
     prices.updatePrices(({ setProviderData }) => setProviderData(table));
   }
   clearTimeout(dropTable);
@@ -181,7 +190,7 @@ function tableLookup<T>(lookup: () => T): T | null {
   }
 }
 
-/** A malformed table entry throws inside the library; treat it as unknown, not as a failed call. */
+/** The price a lookup found, in this module's units; unknown when its entry is malformed. */
 function tablePrice(lookup: () => { model_price: ModelPrice } | null): Price | undefined {
   const found = tableLookup(lookup);
   return found ? fromTable(found.model_price) : undefined;
