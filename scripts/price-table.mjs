@@ -29,7 +29,7 @@ export const pricesWithoutTable = {
         return {
           contents: [
             "import { readFileSync as readPriceTable } from 'node:fs';",
-            '/** The table this module was built with, read anew at each call (see scripts/build.mjs). */',
+            '/** The table this module was built with, read anew at each call (see scripts/price-table.mjs). */',
             'export function bundledPriceTable() {',
             "  return JSON.parse(readPriceTable(new URL('./genai-prices.json', import.meta.url), 'utf8'));",
             '}',

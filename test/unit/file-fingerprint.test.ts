@@ -4,6 +4,7 @@ import {
   mkdtempSync,
   renameSync,
   rmSync,
+  statSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -25,6 +26,11 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A modification time in whole milliseconds. */
+const WRITTEN_AT = new Date('2026-01-02T03:04:05.678Z');
+/** The modification time (ns) a test's file had before its change. */
+let writtenNs = 0n;
+
 /** Long enough for any change stamped now to have settled on this machine's file system. */
 const settle = () => sleep(FINE_SETTLE_MS + 50);
 
@@ -44,7 +50,9 @@ describe('settledFingerprint: a cache of a file reuses what it read only while t
       'rewritten with its old times put back',
       (path) => {
         writeFileSync(path, '{"model":"b"}');
-        utimesSync(path, new Date(2020, 0, 1), new Date(2020, 0, 1));
+        // Same inode, same size, same modification time as before: only the change time tells.
+        utimesSync(path, WRITTEN_AT, WRITTEN_AT);
+        expect(statSync(path, { bigint: true }).mtimeNs).toBe(writtenNs);
       },
     ],
     ['made unreadable', (path) => chmodSync(path, 0o000)],
@@ -60,6 +68,9 @@ describe('settledFingerprint: a cache of a file reuses what it read only while t
   it.each(changes)('%s', async (_name, change) => {
     const path = join(dir, 'config.json');
     writeFileSync(path, '{"model":"a"}');
+    // A modification time a change can put back exactly (utimes has millisecond steps).
+    utimesSync(path, WRITTEN_AT, WRITTEN_AT);
+    writtenNs = statSync(path, { bigint: true }).mtimeNs;
     // Just written: not to be trusted yet.
     expect(settledFingerprint(path)).toBeUndefined();
     await settle();

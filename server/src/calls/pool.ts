@@ -157,7 +157,7 @@ async function takeKept(
 
 /** Another live process (or call) is waiting for a slot of the pool in `folder`. */
 function hasLiveWaiter(folder: string): boolean {
-  return listFolder(folder).some((name) => {
+  return folderNames(folder).some((name) => {
     if (!WAIT_FILE.test(name)) return false;
     const path = join(folder, name);
     try {
@@ -273,9 +273,6 @@ export async function acquireSlot(
   }
 }
 
-/** A stat instead of a listing while nothing came or went (a task's turns look at every call). */
-const listFolder = folderNames;
-
 function liveHolder(path: string, index: number): PoolHolder | undefined {
   const file = readHeldFile(path);
   if (!file) return undefined;
@@ -298,7 +295,7 @@ function liveHolder(path: string, index: number): PoolHolder | undefined {
 
 /** Live holders per pool key; dead holders' files are removed as they are found. */
 export function poolHolders(slotsDir: string): PoolHolder[] {
-  return listFolder(slotsDir).flatMap((folder) => holdersIn(join(slotsDir, folder)));
+  return folderNames(slotsDir).flatMap((folder) => holdersIn(join(slotsDir, folder)));
 }
 
 /** How often a waiter hears again who holds a full pool. */
@@ -306,7 +303,7 @@ const FULL_REPORT_MS = 1_000;
 
 /** The live holders of one pool's folder. */
 function holdersIn(folder: string): PoolHolder[] {
-  return listFolder(folder).flatMap((name) => {
+  return folderNames(folder).flatMap((name) => {
     const index = SLOT_FILE.exec(name)?.[1];
     if (index === undefined) return [];
     try {

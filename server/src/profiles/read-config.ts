@@ -14,7 +14,7 @@ import { keepUserEndpoint } from './project-overrides.ts';
 import { checkFailoverChains } from './failover-rules.ts';
 import { setApartUnapproved } from './project-approval.ts';
 import { ENV_PROFILE_NAME, ENV_VARIABLES, readEnvProfile } from './env-profile.ts';
-import { settledFingerprint } from '../util/file-fingerprint.ts';
+import { readUnlessChanged, settledFingerprint, type KeptReads } from '../util/file-fingerprint.ts';
 import type { ConfigFile, RunnerConfig } from '../config/schema.ts';
 import { ConfigSchemasNotLoaded, loadConfigSchemas, validConfig } from './config-validation.ts';
 import { SANDBOX_MODES, type SandboxMode } from '../config/config-rules.ts';
@@ -110,18 +110,16 @@ export function readConfig(
   userConfig?: unknown,
 ): LoadedConfig {
   if (userConfig !== undefined) return assembleConfig(dataHome, projectDir, env, userConfig);
-  const key = `${dataHome}\0${projectDir}`;
-  const fingerprint = configFingerprint(dataHome, projectDir, env);
-  const last = lastReads.get(key);
-  if (fingerprint !== undefined && last?.fingerprint === fingerprint) return last.config;
-  lastReads.delete(key);
-  const config = assembleConfig(dataHome, projectDir, env);
-  if (fingerprint !== undefined) lastReads.set(key, { fingerprint, config });
-  return config;
+  return readUnlessChanged(
+    lastReads,
+    `${dataHome}\0${projectDir}`,
+    configFingerprint(dataHome, projectDir, env),
+    () => assembleConfig(dataHome, projectDir, env),
+  );
 }
 
 /** The last config read per data home and project, with what it was read from. */
-const lastReads = new Map<string, { fingerprint: string; config: LoadedConfig }>();
+const lastReads: KeptReads<LoadedConfig> = new Map();
 
 /** Both files' fingerprints and the environment profile's variables; undefined while a file is settling. */
 function configFingerprint(

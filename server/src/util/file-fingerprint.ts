@@ -46,7 +46,28 @@ export function hasSettled(changedNs: bigint, nowMs: number): boolean {
   return nowMs - Number(changedNs / 1_000_000n) >= settleMs;
 }
 
-const listings = new Map<string, { fingerprint: string; names: readonly string[] }>();
+/** What was read under a key, with the fingerprint of what it was read from. */
+export type KeptReads<T> = Map<string, { fingerprint: string; value: T }>;
+
+/**
+ * What `read` returns, or what it returned last for `key` while `fingerprint` (taken before
+ * reading: see `settledFingerprint`) is unchanged. An unsettled one reads anew and keeps nothing.
+ */
+export function readUnlessChanged<T>(
+  kept: KeptReads<T>,
+  key: string,
+  fingerprint: string | undefined,
+  read: () => T,
+): T {
+  const last = kept.get(key);
+  if (fingerprint !== undefined && last?.fingerprint === fingerprint) return last.value;
+  kept.delete(key);
+  const value = read();
+  if (fingerprint !== undefined) kept.set(key, { fingerprint, value });
+  return value;
+}
+
+const listings: KeptReads<readonly string[]> = new Map();
 
 /**
  * The names in a folder, sorted (none when it cannot be listed), listed again only when the
@@ -54,16 +75,11 @@ const listings = new Map<string, { fingerprint: string; names: readonly string[]
  * listing while nothing came or went. The result is shared: do not change it.
  */
 export function folderNames(path: string): readonly string[] {
-  const fingerprint = settledFingerprint(path, 'folder');
-  const last = listings.get(path);
-  if (fingerprint !== undefined && last?.fingerprint === fingerprint) return last.names;
-  let names: string[];
-  try {
-    names = readdirSync(path).sort();
-  } catch {
-    names = [];
-  }
-  if (fingerprint === undefined) listings.delete(path);
-  else listings.set(path, { fingerprint, names });
-  return names;
+  return readUnlessChanged(listings, path, settledFingerprint(path, 'folder'), () => {
+    try {
+      return readdirSync(path).sort();
+    } catch {
+      return [];
+    }
+  });
 }

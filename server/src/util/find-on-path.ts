@@ -11,12 +11,17 @@ export function findOnPath(name: string, path: string | undefined): string | und
   for (const dir of (path ?? '').split(delimiter)) {
     if (!isAbsolute(dir)) continue;
     const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // Not in this folder.
-    }
+    if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
+}
+
+/** Whether `path` is a regular file this process may run. */
+export function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
