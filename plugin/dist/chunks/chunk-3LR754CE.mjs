@@ -1,0 +1,2 @@
+import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
+import{accessSync,constants,statSync}from"node:fs";import{delimiter,isAbsolute,join}from"node:path";function findOnPath(name,path){for(let dir of(path??"").split(delimiter)){if(!isAbsolute(dir))continue;let candidate=join(dir,name);if(isExecutableFile(candidate))return candidate}}function isExecutableFile(path){try{return accessSync(path,constants.X_OK),statSync(path).isFile()}catch{return!1}}export{findOnPath,isExecutableFile};

@@ -1,2 +1,0 @@
-import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{accessSync,constants,statSync}from"node:fs";import{delimiter,isAbsolute,join}from"node:path";function findOnPath(name,path){for(let dir of(path??"").split(delimiter)){if(!isAbsolute(dir))continue;let candidate=join(dir,name);try{if(accessSync(candidate,constants.X_OK),statSync(candidate).isFile())return candidate}catch{}}}export{findOnPath};
