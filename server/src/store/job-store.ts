@@ -187,15 +187,21 @@ export interface EventLog {
 }
 
 /**
- * The events of a running task, appended through one descriptor opened at the first event
- * rather than an open and a close per line (a turn of the agent loop writes several). Each
- * line is one write in append mode, as `appendEvent` does, so lines from other writers never
- * interleave. A write that fails closes it; the line is written the usual way.
+ * The events of a running task, through one descriptor opened at the first event rather than an
+ * open and a close per line. The lines of one turn of the event loop (a turn of the agent loop
+ * records several) are written together once that turn's work is done, so the model's next
+ * request leaves first; `close`, and the process's exit, write what is left. Each batch is one
+ * write in append mode, as `appendEvent` does, so lines from other writers never interleave. A
+ * write that fails closes the descriptor and is tried once more the usual way; lines that still
+ * cannot be written (the task's folder is gone) are dropped, as a line of a removed task is.
  */
 export function openEventLog(dataHome: string, id: string): EventLog {
   const file = join(jobDir(dataHome, id), 'events.jsonl');
   let fd: number | undefined;
-  const close = () => {
+  let lines = '';
+  let isScheduled = false;
+  let isExitHooked = false;
+  const closeFile = () => {
     if (fd === undefined) return;
     const open = fd;
     fd = undefined;
@@ -205,18 +211,40 @@ export function openEventLog(dataHome: string, id: string): EventLog {
       // Already gone.
     }
   };
+  const flush = () => {
+    isScheduled = false;
+    if (!lines) return;
+    const batch = lines;
+    lines = '';
+    try {
+      fd ??= openSync(file, 'a');
+      writeSync(fd, batch);
+    } catch {
+      closeFile();
+      try {
+        appendFileSync(file, batch);
+      } catch {
+        // The task's folder is gone: so are its events.
+      }
+    }
+  };
   return {
     append: (type, detail) => {
-      const line = eventLine(type, detail);
-      try {
-        fd ??= openSync(file, 'a');
-        writeSync(fd, line);
-      } catch {
-        close();
-        appendFileSync(file, line);
+      lines += eventLine(type, detail);
+      if (!isExitHooked) {
+        isExitHooked = true;
+        process.on('exit', flush);
       }
+      if (isScheduled) return;
+      isScheduled = true;
+      setImmediate(flush);
     },
-    close,
+    close: () => {
+      flush();
+      closeFile();
+      process.removeListener('exit', flush);
+      isExitHooked = false;
+    },
   };
 }
 
