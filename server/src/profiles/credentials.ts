@@ -1,4 +1,5 @@
 import { chmodSync, statSync, type Stats } from 'node:fs';
+import { readUnlessChanged, settledFingerprint, type KeptReads } from '../util/file-fingerprint.ts';
 import { readJsonFile } from '../util/read-json.ts';
 import { errorMessage, UserError } from '../util/user-error.ts';
 import { writeSecretFileSync } from '../util/secret-file.ts';
@@ -46,17 +47,40 @@ function credentialsProblem(file: string, problem: string): CredentialsError {
 
 /** Reads the stored keys, first making a file that others could read private again. */
 export function readCredentials(dataHome: string): Credentials {
+  const { keys, repaired } = readCredentialsFile(dataHome);
+  return { keys, ...(repaired ? { repaired } : {}) };
+}
+
+/** credentials.json as read: its keys, its other sections, and a mode repair made on reading it. */
+interface CredentialsFile {
+  keys: Record<string, StoredKey>;
+  sections: Record<string, unknown>;
+  repaired?: string;
+}
+
+const keptFiles: KeptReads<CredentialsFile> = new Map();
+
+/**
+ * credentials.json, read again only when it changed (a model call looks it up several times: its
+ * key, and every secret cut out of the answer). A chmod changes the fingerprint too, so a file
+ * made readable by others is found and repaired at the next look. What it returns is shared: do
+ * not change it.
+ */
+function readCredentialsFile(dataHome: string): CredentialsFile {
   const file = credentialsPath(dataHome);
+  return readUnlessChanged(keptFiles, file, settledFingerprint(file), () => readFresh(file));
+}
+
+function readFresh(file: string): CredentialsFile {
   let stats: Stats | undefined;
   try {
-    // Read at every model call (the secrets cut out of answers): no exception for no file.
     stats = statSync(file, { throwIfNoEntry: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOTDIR') return { keys: {} };
+    if (code === 'ENOTDIR') return { keys: {}, sections: {} };
     throw credentialsProblem(file, `cannot be read (${code ?? errorMessage(error)})`);
   }
-  if (!stats) return { keys: {} };
+  if (!stats) return { keys: {}, sections: {} };
   if (!stats.isFile())
     throw credentialsProblem(
       file,
@@ -70,24 +94,30 @@ export function readCredentials(dataHome: string): Credentials {
       `${file} was readable by other users (mode ${mode.toString(8).padStart(4, '0')}); it is now 0600. ` +
       'Replace the keys it held if others could have read them.';
   }
-  return { keys: parseKeys(file), ...(repaired ? { repaired } : {}) };
+  return { ...parseFile(file), ...(repaired ? { repaired } : {}) };
 }
 
-function parseKeys(file: string): Record<string, StoredKey> {
+function parseFile(file: string): Omit<CredentialsFile, 'repaired'> {
   // The parser's message quotes the text, which holds keys: never pass it on.
   const read = readJsonFile(file, { isSecret: true });
-  if (read === undefined) return {};
+  if (read === undefined) return { keys: {}, sections: {} };
   if ('problem' in read) throw credentialsProblem(file, read.problem);
   const json = read.value;
+  const sections =
+    json && typeof json === 'object' && !Array.isArray(json)
+      ? { ...(json as Record<string, unknown>) }
+      : {};
+  delete sections.version;
+  delete sections.keys;
   const keys = (json as { keys?: unknown } | null)?.keys;
-  if (!keys || typeof keys !== 'object') return {};
+  if (!keys || typeof keys !== 'object') return { keys: {}, sections };
   const valid: Record<string, StoredKey> = {};
   for (const [name, entry] of Object.entries(keys as Record<string, Partial<StoredKey>>)) {
     if (typeof entry?.key === 'string' && typeof entry.origin === 'string') {
       valid[name] = { key: entry.key, origin: entry.origin, savedAt: String(entry.savedAt ?? '') };
     }
   }
-  return valid;
+  return { keys: valid, sections };
 }
 
 /** readCredentials' note for `providers`: the mode repair, or why the file cannot be used. */
@@ -129,40 +159,32 @@ export function removeKey(dataHome: string, profile: string): boolean {
 }
 
 function writeKeys(dataHome: string, keys: Record<string, StoredKey>): void {
-  writeSecretFileSync(
-    credentialsPath(dataHome),
-    `${JSON.stringify({ ...otherSections(dataHome), version: 1, keys }, null, 2)}\n`,
-  );
-}
-
-/**
- * A section of credentials.json beside `keys` (`copilot`: the GitHub login, see
- * providers/copilot/copilot-store.ts), after the same mode repair as `readCredentials`.
- */
-export function readCredentialsSection(dataHome: string, section: string): unknown {
-  readCredentials(dataHome);
-  return otherSections(dataHome)[section];
-}
-
-/** Replaces (or, with undefined, removes) one section, keeping the keys; call under the settings lock. */
-export function writeCredentialsSection(dataHome: string, section: string, value: unknown): void {
-  const { keys } = readCredentials(dataHome);
-  const sections = { ...otherSections(dataHome), [section]: value };
-  if (value === undefined) delete sections[section];
+  const { sections } = readCredentialsFile(dataHome);
   writeSecretFileSync(
     credentialsPath(dataHome),
     `${JSON.stringify({ ...sections, version: 1, keys }, null, 2)}\n`,
   );
 }
 
-/** Every top-level field but `version` and `keys`; the file is known to be valid JSON by then. */
-function otherSections(dataHome: string): Record<string, unknown> {
-  const read = readJsonFile(credentialsPath(dataHome), { isSecret: true });
-  if (!read || 'problem' in read) return {};
-  const sections = { ...(read.value as Record<string, unknown>) };
-  delete sections.version;
-  delete sections.keys;
-  return sections;
+/**
+ * A section of credentials.json beside `keys` (`copilot`: the GitHub login, see
+ * providers/copilot/copilot-store.ts), after the same mode repair as `readCredentials`: a copy,
+ * which the caller may change.
+ */
+export function readCredentialsSection(dataHome: string, section: string): unknown {
+  const value = readCredentialsFile(dataHome).sections[section];
+  return value === undefined ? undefined : structuredClone(value);
+}
+
+/** Replaces (or, with undefined, removes) one section, keeping the keys; call under the settings lock. */
+export function writeCredentialsSection(dataHome: string, section: string, value: unknown): void {
+  const { keys, sections: current } = readCredentialsFile(dataHome);
+  const sections = { ...current, [section]: value };
+  if (value === undefined) delete sections[section];
+  writeSecretFileSync(
+    credentialsPath(dataHome),
+    `${JSON.stringify({ ...sections, version: 1, keys }, null, 2)}\n`,
+  );
 }
 
 /**
