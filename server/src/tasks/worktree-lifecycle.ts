@@ -76,8 +76,12 @@ export async function createWorktree(options: {
     const created = await realpath(path);
     // The new worktree's HEAD is its new branch, at baseCommit.
     const recorded = await recordGit(created, baseCommit);
-    // What `git worktree add` does after registering it, outside the lock.
-    await git(created, ['reset', '--hard', '--quiet'], { repository: recorded });
+    // What `git worktree add` does after registering it, outside the lock; files are written by
+    // as many processes as the machine has cores (git's parallel checkout, for a tree of 100
+    // files or more): on a project of 2,000 files about 40 % less time here (BENCHMARKS.md).
+    await git(created, ['-c', 'checkout.workers=0', 'reset', '--hard', '--quiet'], {
+      repository: recorded,
+    });
     return { path: created, branch, baseCommit, git: recorded };
   } catch (error) {
     await undo();
