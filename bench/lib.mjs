@@ -144,11 +144,49 @@ export const GIT_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'b@b',
 };
 
-/** A git repository at `<temp>/project` holding one committed README; returns its path. */
-export function benchProject(temp) {
+/** The big project of the runners and tasks benches: BIG_FILES files of BIG_FILE_BYTES. */
+export const BIG_FILES = 2000;
+const BIG_FILE_BYTES = 10_000;
+
+/**
+ * BIG_FILES files of BIG_FILE_BYTES in 20 folders: lines of pseudo-random lowercase words from a
+ * fixed seed (deterministic; text that zlib packs to roughly 60 %, as source roughly does).
+ */
+export function writeBigProjectFiles(dir) {
+  let state = 0x2545f491;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return state >>> 0;
+  };
+  let total = 0;
+  for (let index = 0; index < BIG_FILES; index += 1) {
+    const folder = join(dir, `d${String(index % 20).padStart(2, '0')}`);
+    if (index < 20) mkdirSync(folder);
+    let text = '';
+    while (text.length < BIG_FILE_BYTES) {
+      let word = '';
+      for (let length = 2 + (next() % 8); length > 0; length -= 1)
+        word += String.fromCharCode(97 + (next() % 26));
+      text += next() % 10 === 0 ? `${word}\n` : `${word} `;
+    }
+    text = text.slice(0, BIG_FILE_BYTES);
+    writeFileSync(join(folder, `f${index}.txt`), text);
+    total += text.length;
+  }
+  return total;
+}
+
+/**
+ * A git repository at `<temp>/project` holding one committed README (and what `fill` writes
+ * there); returns its path.
+ */
+export function benchProject(temp, fill) {
   const project = join(temp, 'project');
   mkdirSync(project);
   writeFileSync(join(project, 'README.md'), 'bench\n');
+  fill?.(project);
   const env = { ...process.env, ...GIT_IDENTITY };
   for (const args of [
     ['init', '-q', '-b', 'main'],

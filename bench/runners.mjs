@@ -4,13 +4,19 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GIT_IDENTITY, loadFakeProvider, loadTestHelper, median, startRawServer } from './lib.mjs';
+import {
+  BIG_FILES,
+  GIT_IDENTITY,
+  loadFakeProvider,
+  loadTestHelper,
+  median,
+  startRawServer,
+  writeBigProjectFiles,
+} from './lib.mjs';
 
 const STEPS = 15;
 const RUNS = 5;
 const BIG_RUNS = 3;
-const BIG_FILES = 2000;
-const BIG_FILE_BYTES = 10_000;
 const RAW_SSH_RUNS = 15;
 const TERMINAL = ['done', 'failed', 'cancelled', 'timeout', 'lost'];
 const TRUE = 'true';
@@ -127,7 +133,7 @@ export async function benchRunners(root) {
 
     // 2. The first command on a bigger project: the whole snapshot goes over.
     const big = join(temp, 'big');
-    const bigBytes = makeProject(big, gitEnv, (dir) => generateFiles(dir));
+    const bigBytes = makeProject(big, gitEnv, (dir) => writeBigProjectFiles(dir));
     server = await startRawServer(script, envFor(big), big);
     const firstBig = { local: [], runner: [] };
     for (let run = 0; run < BIG_RUNS; run += 1) {
@@ -163,36 +169,6 @@ function makeProject(dir, gitEnv, fill) {
   ])
     execFileSync('git', args, { cwd: dir, env: gitEnv });
   return bytes;
-}
-
-/**
- * BIG_FILES files of BIG_FILE_BYTES in 20 folders: lines of pseudo-random lowercase words from a
- * fixed seed (deterministic; text that zlib packs to roughly 60 %, as source roughly does).
- */
-function generateFiles(dir) {
-  let state = 0x2545f491;
-  const next = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return state >>> 0;
-  };
-  let total = 0;
-  for (let index = 0; index < BIG_FILES; index += 1) {
-    const folder = join(dir, `d${String(index % 20).padStart(2, '0')}`);
-    if (index < 20) mkdirSync(folder);
-    let text = '';
-    while (text.length < BIG_FILE_BYTES) {
-      let word = '';
-      for (let length = 2 + (next() % 8); length > 0; length -= 1)
-        word += String.fromCharCode(97 + (next() % 26));
-      text += next() % 10 === 0 ? `${word}\n` : `${word} `;
-    }
-    text = text.slice(0, BIG_FILE_BYTES);
-    writeFileSync(join(folder, `f${index}.txt`), text);
-    total += text.length;
-  }
-  return total;
 }
 
 /** `sshd.sshArgs` with a shared connection of our own at `control` (as runners use one). */

@@ -3,11 +3,12 @@
 // measured in the same run: `git worktree add` plus a bare Node start, and the same loop in-process.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
+  BIG_FILES,
   benchProject,
   bundleSource,
   GIT_IDENTITY,
@@ -17,29 +18,63 @@ import {
   startBenchServer,
   startRawServer,
   timeProcess,
+  writeBigProjectFiles,
 } from './lib.mjs';
 
 const TURNS = 60;
+/** A credentials.json as `provider_key` and a Copilot login leave it (made-up values). */
+const STORED_KEYS = `${JSON.stringify(
+  {
+    copilot: {
+      logins: {
+        'https://api.githubcopilot.test': {
+          githubToken: 'gho_benchbenchbenchbenchbench',
+          githubApi: 'https://api.github.test',
+        },
+      },
+    },
+    version: 1,
+    keys: {
+      cloud: {
+        key: 'sk-bench-0123456789abcdefghijklmnopqrstuvwxyz',
+        origin: 'https://api.example.test',
+        savedAt: '2026-12-05T00:00:00.000Z',
+      },
+    },
+  },
+  null,
+  2,
+)}\n`;
 /** Rounds of the loop figures: the worker's task, then each floor, in turn (machine load drifts). */
 const LOOP_ROUNDS = 3;
 /** New sessions' first starts timed, with the sandbox check on record and without. */
 const SESSION_ROUNDS = 5;
 const TASKS = 10;
+/** Starts timed on the big project, after one that loads its server's standby worker. */
+const BIG_STARTS = 5;
 const FLOOR_RUNS = 10;
 /** Time between one start's first model request and the next start. */
 const START_GAP_MS = 1_000;
 
 /** The start's floor: `git worktree add` of a new branch in the project, and a bare `node -e 0`. */
 async function startFloor(project, temp, env) {
-  const worktrees = [];
-  const nodes = [];
-  for (let index = 0; index < FLOOR_RUNS; index += 1) {
-    const path = join(temp, `floor-${index}`);
-    const args = ['-C', project, 'worktree', 'add', '-q', '-b', `floor-${index}`, path];
-    worktrees.push(await timeProcess('git', args, env));
-    nodes.push(await timeProcess(process.execPath, ['-e', '0'], env));
-  }
-  for (let index = 0; index < FLOOR_RUNS; index += 1) {
+  const floor = { worktrees: [], nodes: [] };
+  for (let index = 0; index < FLOOR_RUNS; index += 1) await floorSample(floor, project, temp, env);
+  removeFloorWorktrees(project, temp, FLOOR_RUNS);
+  return { worktree: median(floor.worktrees), node: median(floor.nodes) };
+}
+
+/** One sample of the start's floor, its worktree `floor-<n>` left in `temp` until removed. */
+async function floorSample(floor, project, temp, env) {
+  const index = floor.worktrees.length;
+  const path = join(temp, `floor-${index}`);
+  const args = ['-C', project, 'worktree', 'add', '-q', '-b', `floor-${index}`, path];
+  floor.worktrees.push(await timeProcess('git', args, env));
+  floor.nodes.push(await timeProcess(process.execPath, ['-e', '0'], env));
+}
+
+function removeFloorWorktrees(project, temp, count) {
+  for (let index = 0; index < count; index += 1) {
     execFileSync('git', [
       '-C',
       project,
@@ -50,7 +85,6 @@ async function startFloor(project, temp, env) {
     ]);
     execFileSync('git', ['-C', project, 'branch', '-q', '-D', `floor-${index}`]);
   }
-  return { worktree: median(worktrees), node: median(nodes) };
 }
 
 /** The turn's floor: the same report_progress turns through the agent loop in-process (no job files). */
@@ -131,13 +165,16 @@ export async function benchTasks(root) {
     const project = benchProject(temp);
     const firstRequestAt = new Map();
     const { gaps, loopTurn } = loopScript();
+    // The same loop for a user with keys stored (credentials.json), read for every model call.
+    const keyed = loopScript();
     // The fake's own work on the growing history is not ours: time from its reply to the next request.
     const fake = await startFakeProvider({
       respond: (request) => {
         const prompt = JSON.stringify(request.body.messages);
         const task = /bench task (\w+)/.exec(prompt)?.[1] ?? '?';
         if (!firstRequestAt.has(task)) firstRequestAt.set(task, request.receivedAt);
-        return task === 'loop' ? loopTurn(prompt) : { text: 'done' };
+        if (task === 'loop') return loopTurn(prompt);
+        return task === 'keyed' ? keyed.loopTurn(prompt) : { text: 'done' };
       },
     });
     const { server, env, dataHome } = await startBenchServer(
@@ -186,17 +223,49 @@ export async function benchTasks(root) {
     // The loop task and its two floors, one round of each in turn.
     const floorGaps = [];
     const processGaps = [];
+    const credentials = join(dataHome, 'credentials.json');
     for (let round = 0; round < LOOP_ROUNDS; round += 1) {
-      await server.call('task_start', {
-        task: 'bench task loop',
-        isolation: 'none',
-        max_turns: TURNS + 5,
-        wait_s: 100,
-      });
+      for (const name of ['loop', 'keyed']) {
+        if (name === 'keyed') writeFileSync(credentials, STORED_KEYS, { mode: 0o600 });
+        await server.call('task_start', {
+          task: `bench task ${name}`,
+          isolation: 'none',
+          max_turns: TURNS + 5,
+          wait_s: 100,
+        });
+        rmSync(credentials, { force: true });
+      }
       floorGaps.push(...(await loopFloor(root, temp, 1)));
       processGaps.push(...(await loopOtherProcessFloor(root, temp, startFakeProvider, 1)));
     }
     server.close();
+    // The same start on the big project, with a server and data home of its own.
+    const bigTemp = join(temp, 'big');
+    mkdirSync(bigTemp);
+    let bigBytes = 0;
+    const bigProject = benchProject(bigTemp, (dir) => {
+      bigBytes = writeBigProjectFiles(dir);
+    });
+    const big = await startBenchServer(root, bigTemp, bigProject, fake.openaiBaseUrl, {
+      pool: 20,
+    });
+    // Each start beside a sample of its floor (the disk's load drifts with the tasks' files).
+    const bigStarts = [];
+    const bigFloor = { worktrees: [], nodes: [] };
+    const bigEnv = { PATH: process.env.PATH, HOME: bigTemp, ...GIT_IDENTITY };
+    try {
+      for (let index = 0; index <= BIG_STARTS; index += 1) {
+        if (index > 0) await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
+        const ms = await timeStart(big.server, `big${index}`);
+        if (index === 0) continue;
+        bigStarts.push(ms);
+        await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
+        await floorSample(bigFloor, bigProject, bigTemp, bigEnv);
+      }
+    } finally {
+      big.server.close();
+    }
+    removeFloorWorktrees(bigProject, bigTemp, bigFloor.worktrees.length);
     await fake.close();
     // The environment the server and its workers ran with: a variable of the bench's own shell
     // (NODE_EXTRA_CA_CERTS makes every Node start read a CA bundle, +100 ms here) must not
@@ -207,14 +276,17 @@ export async function benchTasks(root) {
       ...GIT_IDENTITY,
     });
     const startFloorMs = floor.worktree + floor.node;
+    const bigFloorMs = median(bigFloor.worktrees) + median(bigFloor.nodes);
+    const bigStartMs = median(bigStarts);
     const loopFloorMs = median(floorGaps);
     const processFloorMs = median(processGaps);
     const [firstStartMs, ...laterStarts] = startDelays;
     const startMs = median(laterStarts);
     const turnMs = median(gaps);
+    const keyedTurnMs = median(keyed.gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. The start floor is measured in the same run, after the tasks.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
@@ -242,8 +314,23 @@ export async function benchTasks(root) {
           'baseline',
         ],
         [
+          `the same, later starts on a project of ${BIG_FILES.toLocaleString('en-US')} files (${(bigBytes / 1e6).toFixed(1)} MB) with a server of its own (median of ${BIG_STARTS})`,
+          `${bigStartMs.toFixed(0)} ms = ${(bigStartMs / bigFloorMs).toFixed(1)}× its floor`,
+          'reference',
+        ],
+        [
+          'its floor: `git worktree add` on that project + bare `node -e 0`, a sample after each start (medians)',
+          `${median(bigFloor.worktrees).toFixed(0)} + ${median(bigFloor.nodes).toFixed(0)} = ${bigFloorMs.toFixed(0)} ms`,
+          'baseline',
+        ],
+        [
           'agent loop, one turn in the task worker: fake’s reply → next model request, no tool time (median)',
           `${turnMs.toFixed(2)} ms = ${(turnMs / loopFloorMs).toFixed(2)}× the floor`,
+          '≤ 1.5× the floor',
+        ],
+        [
+          'the same, with keys stored in credentials.json (a profile’s key and a Copilot login, none of them this profile’s) (median)',
+          `${keyedTurnMs.toFixed(2)} ms = ${(keyedTurnMs / loopFloorMs).toFixed(2)}× the floor`,
           '≤ 1.5× the floor',
         ],
         [
