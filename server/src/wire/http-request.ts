@@ -1,7 +1,8 @@
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type * as Zlib from 'node:zlib';
 import { VERSION } from '../util/version.ts';
 import {
   RefusedEndpointError,
@@ -104,13 +105,19 @@ function redirectError(url: string, status: number, location: string): Error {
   );
 }
 
+/**
+ * The body as sent, decompressed when it came compressed. zlib is loaded for such a reply only:
+ * the endpoints workers talk to answer plain, and a worker waiting on its model holds less.
+ */
 function decoded(response: IncomingMessage): Readable {
   const encoding = (response.headers['content-encoding'] ?? '').trim().toLowerCase();
-  if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(createGunzip());
-  if (encoding === 'deflate') return response.pipe(createInflate());
-  if (encoding === 'br') return response.pipe(createBrotliDecompress());
+  if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(zlib().createGunzip());
+  if (encoding === 'deflate') return response.pipe(zlib().createInflate());
+  if (encoding === 'br') return response.pipe(zlib().createBrotliDecompress());
   return response;
 }
+
+const zlib = () => createRequire(import.meta.url)('node:zlib') as typeof Zlib;
 
 function headersOf(headers: IncomingHttpHeaders): ResponseHeaders {
   const valueOf = (value: string | string[] | undefined) =>
