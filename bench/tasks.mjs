@@ -45,6 +45,8 @@ const STORED_KEYS = `${JSON.stringify(
   null,
   2,
 )}\n`;
+/** Turns of each loop run left out of its steady state (the JIT warms up in the first ones). */
+const WARM_TURNS = 20;
 /** Rounds of the loop figures: the worker's task, then each floor, in turn (machine load drifts). */
 const LOOP_ROUNDS = 3;
 /** New sessions' first starts timed, with the sandbox check on record and without. */
@@ -280,6 +282,9 @@ export async function benchTasks(root) {
     const bigStartMs = median(bigStarts);
     const loopFloorMs = median(floorGaps);
     const processFloorMs = median(processGaps);
+    // Each run gives TURNS gaps in order: its steady state is the turns after WARM_TURNS.
+    const steady = (series) => median(series.filter((_, index) => index % TURNS >= WARM_TURNS));
+    const steadyFloorMs = steady(floorGaps);
     const [firstStartMs, ...laterStarts] = startDelays;
     const startMs = median(laterStarts);
     const turnMs = median(gaps);
@@ -341,6 +346,11 @@ export async function benchTasks(root) {
         [
           'the same loop in a Node process of its own, no job files: the process boundary alone (median, same run)',
           `${processFloorMs.toFixed(2)} ms = ${(processFloorMs / loopFloorMs).toFixed(2)}× the floor`,
+          'reference',
+        ],
+        [
+          `the same, turns ${WARM_TURNS + 1}–${TURNS} of each run only (the JIT warmed up), medians: task worker / with keys stored / own process / in-process floor`,
+          `${[gaps, keyed.gaps, processGaps, floorGaps].map((series) => steady(series).toFixed(2)).join(' / ')} ms = ${[gaps, keyed.gaps, processGaps].map((series) => `${(steady(series) / steadyFloorMs).toFixed(2)}×`).join(' / ')} the floor`,
           'reference',
         ],
       ],
