@@ -66,6 +66,15 @@ async function startFloor(project, temp, env) {
   return { worktree: median(floor.worktrees), node: median(floor.nodes) };
 }
 
+/** Waits until task `id` has ended (and its worktree been removed, which ending does). */
+async function untilEnded(server, id) {
+  for (;;) {
+    const text = await server.call('task_status', { task_ids: [id] });
+    if (/\b(done|failed|cancelled|timeout|lost)\b/.test(text)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** One sample of the start's floor, its worktree `floor-<n>` left in `temp` until removed. */
 async function floorSample(floor, project, temp, env) {
   const index = floor.worktrees.length;
@@ -191,10 +200,13 @@ export async function benchTasks(root) {
     const startDelays = [];
     const ids = [];
     /** Milliseconds from `task_start` sent on `on` to its worker's first model request. */
+    const startedIds = new Map();
     const timeStart = async (on, name) => {
       const sent = Date.now();
       const text = await on.call('task_start', { task: `bench task ${name}` });
-      if (on === server) ids.push(/t_[a-z0-9]{6}/.exec(text)[0]);
+      const id = /t_[a-z0-9]{6}/.exec(text)[0];
+      startedIds.set(name, id);
+      if (on === server) ids.push(id);
       while (!firstRequestAt.has(name)) await new Promise((resolve) => setTimeout(resolve, 2));
       return firstRequestAt.get(name) - sent;
     };
@@ -259,6 +271,8 @@ export async function benchTasks(root) {
       for (let index = 0; index <= BIG_STARTS; index += 1) {
         if (index > 0) await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
         const ms = await timeStart(big.server, `big${index}`);
+        // The task ends at once; its floor sample is taken once its worktree is gone.
+        await untilEnded(big.server, startedIds.get(`big${index}`));
         if (index === 0) continue;
         bigStarts.push(ms);
         await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
@@ -291,7 +305,7 @@ export async function benchTasks(root) {
     const keyedTurnMs = median(keyed.gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed, once its task ended, by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
