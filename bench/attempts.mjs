@@ -24,11 +24,17 @@ import {
   passes,
   writeConfig,
 } from './attempts-world.mjs';
-import { GIT_IDENTITY, loadFakeProvider, median, startRawServer, timeToToolsList } from './lib.mjs';
+import {
+  GIT_IDENTITY,
+  loadFakeProvider,
+  median,
+  startRawServer,
+  timeToToolsList,
+  waitUntilEnded,
+} from './lib.mjs';
 
 const TASKS = 30;
 const ATTEMPTS = PROFILES.length;
-const TERMINAL = ['done', 'failed', 'cancelled', 'timeout', 'lost'];
 
 export async function benchAttempts(root) {
   const temp = mkdtempSync(join(tmpdir(), 'delegate-bench-attempts-'));
@@ -122,14 +128,6 @@ async function runMode({ server, project, dataHome, calls }, mode, profiles) {
     });
   }
   return summarize(records);
-}
-
-async function waitUntilEnded(server, id) {
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const line = await server.call('task_status', { task_ids: [id] });
-    if (TERMINAL.includes(line.split(/[ :]/)[1])) return;
-  }
 }
 
 const sameUsd = (a, b) => Math.abs(a - b) < 5e-5; // task_result shows 4 decimals

@@ -218,3 +218,14 @@ export async function startBenchServer(root, temp, project, baseUrl, profile = {
   const server = await startRawServer(join(root, 'plugin', 'dist', 'server.mjs'), env, project);
   return { server, dataHome, env };
 }
+
+const TERMINAL = ['done', 'failed', 'cancelled', 'timeout', 'lost'];
+
+/** Polls `task_status` until task `id` has ended; returns its status line. */
+export async function waitUntilEnded(server, id) {
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const line = await server.call('task_status', { task_ids: [id] });
+    if (TERMINAL.includes(line.split(/[ :]/)[1])) return line;
+  }
+}

@@ -11,6 +11,7 @@ import {
   loadTestHelper,
   median,
   startRawServer,
+  waitUntilEnded,
   writeBigProjectFiles,
 } from './lib.mjs';
 
@@ -18,7 +19,6 @@ const STEPS = 15;
 const RUNS = 5;
 const BIG_RUNS = 3;
 const RAW_SSH_RUNS = 15;
-const TERMINAL = ['done', 'failed', 'cancelled', 'timeout', 'lost'];
 const TRUE = 'true';
 const WRITE = 'echo $RANDOM > f.txt';
 const COMMANDS = { true: TRUE, write: WRITE };
@@ -263,14 +263,6 @@ function sshRoundTrips(sshd, temp) {
     spawnSync('ssh', [...args.slice(0, -1), '-O', 'exit', args.at(-1)], { stdio: 'ignore' });
   }
   return median(times);
-}
-
-async function waitUntilEnded(server, id) {
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const line = await server.call('task_status', { task_ids: [id] });
-    if (TERMINAL.includes(line.split(/[ :]/)[1])) return line;
-  }
 }
 
 const ms = (value) => `${value.toFixed(1)} ms`;

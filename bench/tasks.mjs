@@ -18,6 +18,7 @@ import {
   startBenchServer,
   startRawServer,
   timeProcess,
+  waitUntilEnded,
   writeBigProjectFiles,
 } from './lib.mjs';
 
@@ -64,15 +65,6 @@ async function startFloor(project, temp, env) {
   for (let index = 0; index < FLOOR_RUNS; index += 1) await floorSample(floor, project, temp, env);
   removeFloorWorktrees(project, temp, FLOOR_RUNS);
   return { worktree: median(floor.worktrees), node: median(floor.nodes) };
-}
-
-/** Waits until task `id` has ended (and its worktree been removed, which ending does). */
-async function untilEnded(server, id) {
-  for (;;) {
-    const text = await server.call('task_status', { task_ids: [id] });
-    if (/\b(done|failed|cancelled|timeout|lost)\b/.test(text)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** One sample of the start's floor, its worktree `floor-<n>` left in `temp` until removed. */
@@ -272,7 +264,7 @@ export async function benchTasks(root) {
         if (index > 0) await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
         const ms = await timeStart(big.server, `big${index}`);
         // The task ends at once; its floor sample is taken once its worktree is gone.
-        await untilEnded(big.server, startedIds.get(`big${index}`));
+        await waitUntilEnded(big.server, startedIds.get(`big${index}`));
         if (index === 0) continue;
         bigStarts.push(ms);
         await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { build } from 'esbuild';
@@ -62,6 +62,8 @@ describe('openEventLog: a running task appends its events once per turn of the e
     expect(() => log.append('step', 'no folder')).not.toThrow();
     await nextTurn();
     expect(() => log.close()).not.toThrow();
+    // Dropped: nothing made the task's folder or its events again.
+    expect(existsSync(eventsFile())).toBe(false);
   });
 
   it('writes what is left when the process exits before the turn ends', async () => {
