@@ -1,7 +1,7 @@
 // What the attempts bench checks besides its figures: task_result's text read defensively, the
 // winner's branch, the losers' leftovers, and how long the task takes to end once one attempt won.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -39,30 +39,24 @@ export function branchAnswer(project, text) {
 }
 
 /**
- * Processes working under `dir` other than the server itself and its standby worker: workers
- * (or their test commands) that outlived their task, as `pid command`.
+ * Processes working under `dir` other than the server itself and its task host (it runs the
+ * session's tasks, and waits for the next): workers or test commands that outlived their
+ * task, as `pid command`.
  */
-export function survivors(dir, dataHome) {
+export function survivors(dir) {
   const found = [];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       if (!readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)) continue;
       const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-      if (command.includes('dist/server.mjs') || isStandby(pid, command, dataHome)) continue;
+      if (command.includes('dist/server.mjs') || command.includes('task-worker.mjs --host'))
+        continue;
       found.push(`${pid} ${command.trim().slice(0, 80)}`);
     } catch {
       // Gone already, or not ours to read.
     }
   }
   return found;
-}
-
-/** The server's standby worker: loaded for its next start, no task's (no job folder yet). */
-function isStandby(pid, command, dataHome) {
-  if (!command.includes('task-worker.mjs')) return false;
-  const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-  const id = environment.find((line) => line.startsWith('DELEGATE_TASK_ID='))?.slice(17);
-  return id !== undefined && !existsSync(join(dataHome, 'jobs', id));
 }
 
 /**

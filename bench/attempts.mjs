@@ -64,7 +64,7 @@ export async function benchAttempts(root) {
     // Stopped losers get a moment to exit before we count who is left.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const ledger = ledgerTotals(await server.call('usage', { period: 'all' }));
-    return report(single, multi, ledger, survivors(temp, dataHome), loserLeftovers(project));
+    return report(single, multi, ledger, survivors(temp), loserLeftovers(project));
   } finally {
     server?.close();
     await fake?.close();

@@ -53,7 +53,7 @@ const LOOP_ROUNDS = 3;
 /** New sessions' first starts timed, with the sandbox check on record and without. */
 const SESSION_ROUNDS = 5;
 const TASKS = 10;
-/** Starts timed on the big project, after one that loads its server's standby worker. */
+/** Starts timed on the big project, after one that loads its server's task host. */
 const BIG_STARTS = 5;
 const FLOOR_RUNS = 10;
 /** Time between one start's first model request and the next start. */
@@ -203,7 +203,7 @@ export async function benchTasks(root) {
       return firstRequestAt.get(name) - sent;
     };
     for (let index = 0; index < TASKS; index += 1) {
-      // A supervisor's turn lies between two starts: the server's standby worker has loaded.
+      // A supervisor's turn lies between two starts: the server's task host has loaded.
       if (index > 0) await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
       startDelays.push(await timeStart(server, `s${index}`));
     }
@@ -220,7 +220,7 @@ export async function benchTasks(root) {
         );
         sessionStarts[kind].push(await timeStart(session, `${kind}${round}`));
         session.close();
-        // Its standby worker and the task's worker end before the next server starts.
+        // Its task host lets go once its server is gone, before the next server starts.
         await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
       }
     }
@@ -297,7 +297,7 @@ export async function benchTasks(root) {
     const keyedTurnMs = median(keyed.gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server has no standby worker loaded, the later ones do); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed, once its task ended, by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server loads its task host, the later ones find it loaded); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed, once its task ended, by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
@@ -310,7 +310,7 @@ export async function benchTasks(root) {
           '≤ 250 ms',
         ],
         [
-          'the same, the server’s first start (no standby worker yet; one sample)',
+          'the same, the server’s first start (its task host not loaded yet; one sample)',
           `${firstStartMs.toFixed(0)} ms = ${(firstStartMs / startFloorMs).toFixed(1)}× the floor`,
           'reference',
         ],

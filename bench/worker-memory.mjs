@@ -1,13 +1,16 @@
-// Memory of task workers waiting on their model, beside bare Node processes waiting the same
-// way, measured in the same run: resident set size (VmRSS from /proc) of each process.
+// Memory of tasks waiting on their model (all on the server's task host), beside bare Node
+// processes waiting the same way, measured in the same run: resident set size (VmRSS from /proc).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { benchProject, loadFakeProvider, median, startBenchServer } from './lib.mjs';
 
-const WORKERS = 5;
+/** Tasks waiting at the first reading, at the second, and priced ones added after. */
+const FEW = 5;
+const MANY = 20;
+const PRICED = 5;
 /** The V8 flags the server starts task workers with (WORKER_NODE_FLAGS in spawn-worker.ts). */
 const WORKER_FLAGS = ['--optimize-for-size'];
 const SETTLE_MS = 1500;
@@ -36,22 +39,13 @@ function anonMb(pid) {
   }
 }
 
-/** The task workers whose environment names this data home: pid and task id. */
-function workerPids(dataHome) {
-  const pids = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!command.includes('task-worker.mjs')) continue;
-      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      const id = env.find((line) => line.startsWith('DELEGATE_TASK_ID='))?.slice(17);
-      if (env.includes(`DELEGATE_HOME=${dataHome}`)) pids.push({ pid: Number(entry), id });
-    } catch {
-      // gone meanwhile
-    }
+/** The pid of the process running task `id` (its host), from its job.json. */
+function workerPidOf(dataHome, id) {
+  try {
+    return JSON.parse(readFileSync(join(dataHome, 'jobs', id, 'job.json'), 'utf8')).worker?.pid;
+  } catch {
+    return undefined;
   }
-  return pids;
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -96,10 +90,29 @@ async function bareMemory(code, count, flags = []) {
   }
 }
 
+/** Starts `count` tasks, named `label` and a number, on `profile`; their ids. */
+async function startTasks(server, label, count, profile) {
+  const ids = [];
+  for (let index = 0; index < count; index += 1) {
+    const text = await server.call('task_start', {
+      task: `${label} ${index}`,
+      ...(profile ? { profile } : {}),
+    });
+    ids.push(/t_[a-z0-9]{6}/.exec(text)[0]);
+  }
+  return ids;
+}
+
+/** Memory as "X MB = R× n bare idle Nodes": a process measured against one bare Node per task. */
+function against(mb, tasks, idle) {
+  const ratio = mb / (tasks * idle);
+  return `${mb.toFixed(1)} MB = ${ratio.toFixed(2)}× ${tasks} bare idle Node${tasks === 1 ? '' : 's'} (${(mb / tasks).toFixed(1)} MB a task)`;
+}
+
 export async function benchWorkerMemory(root) {
   if (process.platform !== 'linux') {
     return {
-      title: 'Memory of waiting task workers',
+      title: 'Memory of waiting tasks',
       note: 'Measured from /proc: Linux only.',
       rows: [],
     };
@@ -111,7 +124,7 @@ export async function benchWorkerMemory(root) {
     const startFakeProvider = await loadFakeProvider(root, temp);
     const project = benchProject(temp);
     let requests = 0;
-    // Every model request is answered with headers and then nothing: the worker waits.
+    // Every model request is answered with headers and then nothing: the task waits.
     fake = await startFakeProvider({
       respond: () => {
         requests += 1;
@@ -120,111 +133,101 @@ export async function benchWorkerMemory(root) {
     });
     let dataHome;
     ({ server, dataHome } = await startBenchServer(root, temp, project, fake.openaiBaseUrl, {
-      pool: WORKERS,
+      pool: MANY + PRICED,
       idleTimeoutS: 600,
     }));
-    const ids = [];
-    for (let index = 0; index < WORKERS; index += 1) {
-      const text = await server.call('task_start', { task: `bench memory task ${index}` });
-      ids.push(/t_[a-z0-9]{6}/.exec(text)[0]);
-    }
-    while (requests < WORKERS) await sleep(10);
-    await sleep(SETTLE_MS);
-    const found = workerPids(dataHome);
-    const waiting = found.filter((worker) => ids.includes(worker.id));
-    const workers = waiting.map((worker) => rssMb(worker.pid)).filter((mb) => mb !== undefined);
-    const workersAnon = waiting
-      .map((worker) => anonMb(worker.pid))
-      .filter((mb) => mb !== undefined);
-    // The server's standby: loaded for the next start, waiting on its stdin (no task yet).
-    const standby = found
-      .filter((worker) => !ids.includes(worker.id))
-      .map((worker) => rssMb(worker.pid))
-      .filter((mb) => mb !== undefined);
-    // The same workers still waiting, once V8 has given back what start-up left behind.
+    const waitForRequests = async (count) => {
+      while (requests < count) await sleep(10);
+      await sleep(SETTLE_MS);
+    };
+    const first = await startTasks(server, 'bench memory task', FEW);
+    await waitForRequests(FEW);
+    const host = workerPidOf(dataHome, first[0]);
+    const ids = [...first, ...(await startTasks(server, 'bench memory later task', MANY - FEW))];
+    const hosts = new Set(ids.map((id) => workerPidOf(dataHome, id)));
+    const few = rssMb(host);
+    const fewAnon = anonMb(host);
+    await waitForRequests(MANY);
+    const many = rssMb(host);
+    const manyAnon = anonMb(host);
+    // The same host still waiting, once V8 has given back what start-up left behind.
     await sleep(SETTLED_MS - SETTLE_MS);
-    const settled = waiting.map((worker) => rssMb(worker.pid)).filter((mb) => mb !== undefined);
-    // The same, on a profile priced from the genai-prices table (not `local`): a worker that
-    // spends money loads the table before its first request, to cap the call by its budget.
+    const manySettled = rssMb(host);
+    // Tasks on a profile priced from the genai-prices table (not `local`): a task that spends
+    // money has the table loaded before its first request, to cap the call by its budget.
     const configFile = join(dataHome, 'config.json');
     const config = JSON.parse(readFileSync(configFile, 'utf8'));
     config.profiles.priced = { ...config.profiles.w, local: false };
     writeFileSync(configFile, JSON.stringify(config));
-    const pricedIds = [];
-    for (let index = 0; index < WORKERS; index += 1) {
-      const text = await server.call('task_start', {
-        task: `bench memory priced task ${index}`,
-        profile: 'priced',
-      });
-      pricedIds.push(/t_[a-z0-9]{6}/.exec(text)[0]);
-    }
-    while (requests < 2 * WORKERS) await sleep(10);
+    const pricedIds = await startTasks(server, 'bench memory priced task', PRICED, 'priced');
+    for (const id of pricedIds) hosts.add(workerPidOf(dataHome, id));
+    await waitForRequests(MANY + PRICED);
+    const priced = rssMb(host);
+    for (const id of [...ids, ...pricedIds]) await server.call('task_cancel', { task_id: id });
     await sleep(SETTLE_MS);
-    const pricedWorkers = workerPids(dataHome).filter((worker) => pricedIds.includes(worker.id));
-    const priced = pricedWorkers
-      .map((worker) => rssMb(worker.pid))
-      .filter((mb) => mb !== undefined);
-    await sleep(SETTLED_MS - SETTLE_MS);
-    const pricedSettled = pricedWorkers
-      .map((worker) => rssMb(worker.pid))
-      .filter((mb) => mb !== undefined);
-    for (const id of pricedIds) await server.call('task_cancel', { task_id: id });
+    // Loaded, its tasks gone: what the next start finds.
+    const emptied = rssMb(host);
     const fakeUrl = `${fake.openaiBaseUrl}/chat/completions`;
-    const { rss: idle, anon: idleAnon } = await bareMemory('setInterval(() => {}, 1e9)', WORKERS);
+    const { rss: idle, anon: idleAnon } = await bareMemory('setInterval(() => {}, 1e9)', FEW);
     // The floor of any design with a Node process per waiting task: the builtins it needs.
     const builtins = workerBuiltins(root);
     const { rss: withBuiltins } = await bareMemory(
       `for (const name of ${JSON.stringify(builtins)}) require(name); setInterval(() => {}, 1e9)`,
-      WORKERS,
+      FEW,
       WORKER_FLAGS,
     );
     const { rss: fetching } = await bareMemory(
       `fetch(${JSON.stringify(fakeUrl)}, { method: 'POST', headers: { 'content-type': 'application/json' }, ` +
         `body: JSON.stringify({ model: 'm', stream: true, messages: [] }) }).then((r) => r.text())`,
-      WORKERS,
+      FEW,
     );
-    for (const id of ids) await server.call('task_cancel', { task_id: id });
-    const worker50 = median(workers);
     const idle50 = median(idle);
     return {
-      title: 'Memory of waiting task workers',
+      title: 'Memory of waiting tasks',
       note:
-        `${WORKERS} tasks started through a real \`dist/server.mjs\`, each worker waiting on a model ` +
-        `request the fake holds open (headers sent, no body); RSS (VmRSS) read ${SETTLE_MS / 1000} s ` +
-        `after the last request arrived and again ${SETTLED_MS / 1000} s after it; then ${WORKERS} more on a priced profile; and the server's standby worker (loaded for its next start, waiting on its stdin). Beside them, in the same run, ${WORKERS} bare Node processes ` +
-        `idle on a timer, and ${WORKERS} waiting on the same held request with \`fetch\`.`,
+        `Tasks started through a real \`dist/server.mjs\`, each waiting on a model request the fake ` +
+        `holds open (headers sent, no body). A server runs all its tasks on one task host process ` +
+        `(${hosts.size === 1 ? 'one host here, as expected' : `${hosts.size} processes here`}). Its RSS (VmRSS) ` +
+        `is read ${SETTLE_MS / 1000} s after the last request arrived with ${FEW} tasks waiting, then with ${MANY}, ` +
+        `again ${SETTLED_MS / 1000} s later, then with ${PRICED} more on a priced profile, and once all were cancelled. ` +
+        `Beside it, in the same run, ${FEW} bare Node processes idle on a timer, and ${FEW} waiting on the ` +
+        `same held request with \`fetch\`: the floor of a design with one Node process per waiting task is ` +
+        `one bare Node per task.`,
       rows: [
         [
-          `RSS of a task worker waiting on its model (median of ${workers.length})`,
-          `${worker50.toFixed(1)} MB = ${(worker50 / idle50).toFixed(2)}× bare idle Node`,
-          '≤ 1.2× bare idle Node',
+          `RSS of the task host with ${FEW} tasks waiting on their model, against ${FEW} bare idle Nodes`,
+          against(few, FEW, idle50),
+          '≤ 1.2× (one bare idle Node per waiting task)',
         ],
         [
-          `the same workers ${SETTLED_MS / 1000} s after the last request, still waiting (median)`,
-          `${median(settled).toFixed(1)} MB = ${(median(settled) / idle50).toFixed(2)}× bare idle Node`,
+          `the same host with ${MANY} tasks waiting`,
+          against(many, MANY, idle50),
+          '≤ 1.2× (one bare idle Node per waiting task)',
+        ],
+        [
+          `each waiting task beyond the first ${FEW} (RSS added from ${FEW} to ${MANY}, per task)`,
+          `${((many - few) / (MANY - FEW)).toFixed(2)} MB = ${((many - few) / (MANY - FEW) / idle50).toFixed(3)}× a bare idle Node`,
           'reference',
         ],
         [
-          `the same on a priced profile (not \`local\`: its price looked up in the genai-prices table before the first request, to cap the call by its budget; median of ${priced.length})`,
-          `${median(priced).toFixed(1)} MB = ${(median(priced) / idle50).toFixed(2)}× bare idle Node`,
-          '≤ 1.2× bare idle Node',
-        ],
-        [
-          `the same priced workers ${SETTLED_MS / 1000} s after the last request, still waiting (median)`,
-          `${median(pricedSettled).toFixed(1)} MB = ${(median(pricedSettled) / idle50).toFixed(2)}× bare idle Node`,
+          `the host with ${MANY} tasks waiting, ${SETTLED_MS / 1000} s after the last request`,
+          against(manySettled, MANY, idle50),
           'reference',
         ],
         [
-          'RSS of the server’s standby worker (loaded, waiting for its start)',
-          standby.length === 1
-            ? `${standby[0].toFixed(1)} MB = ${(standby[0] / idle50).toFixed(2)}× bare idle Node`
-            : `${standby.length} found`,
+          `the host with ${PRICED} more on a priced profile (not \`local\`: its price looked up in the genai-prices table before the first request, to cap the call by its budget)`,
+          against(priced, MANY + PRICED, idle50),
+          '≤ 1.2× (one bare idle Node per waiting task)',
+        ],
+        [
+          'RSS of the host once its tasks were cancelled (loaded, waiting for the next start)',
+          `${emptied.toFixed(1)} MB = ${(emptied / idle50).toFixed(2)}× a bare idle Node`,
           'reference',
         ],
         ['RSS of a bare idle Node (median)', `${idle50.toFixed(1)} MB`, 'baseline'],
         [
-          'private memory of a waiting task worker, bare idle Node (median Anonymous of smaps_rollup: RSS less the pages of the node binary and libraries, shared by all)',
-          `${median(workersAnon).toFixed(1)} MB, ${median(idleAnon).toFixed(1)} MB`,
+          `private memory of the host with ${FEW} and ${MANY} tasks waiting, bare idle Node (Anonymous of smaps_rollup: RSS less the pages of the node binary and libraries, shared by all)`,
+          `${fewAnon.toFixed(1)} MB, ${manyAnon.toFixed(1)} MB, ${median(idleAnon).toFixed(1)} MB`,
           'reference',
         ],
         [

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     pluginRoot: resolvePluginRoot(env, import.meta.url),
     workerScript: fileURLToPath(new URL('./task-worker.mjs', import.meta.url)),
     learned: new Map(),
-    keepsWorkerStandby: true,
+    keepsTaskHost: true,
   };
   const loadServices = once(() => import('./tools/services.ts'));
   const server = createServer({

@@ -93,7 +93,7 @@ describe('claude-cli engine (the real Claude Code CLI against a fake Anthropic e
     expect(started.isError, started.text).toBe(false);
     const id = taskIdOf(started.text);
     const done = await pollTaskStatus(handle, id, /done|failed|lost|timeout/, 90_000);
-    expect(done, readFileSync(join(world.dataHome, 'jobs', id, 'worker.log'), 'utf8')).toMatch(
+    expect(done, readFileSync(join(world.dataHome, 'jobs', id, 'events.jsonl'), 'utf8')).toMatch(
       new RegExp(`^${id} done passed`),
     );
 

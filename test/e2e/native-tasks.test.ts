@@ -20,7 +20,12 @@ import {
 } from '../helpers/fake-provider.ts';
 import { BROKEN_ADD_PROJECT, FIXED_ADD, initRepository } from '../helpers/git-project.ts';
 import { PLUGIN_ROOT } from '../helpers/mcp-server.ts';
-import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import {
+  killQuietly,
+  liveProcesses,
+  settleWorkers,
+  taskProcessesLeft,
+} from '../helpers/processes.ts';
 import { toolName } from '../helpers/supervisor.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs, settle } from '../helpers/timing.ts';
@@ -205,9 +210,8 @@ describe('task_start as a native task in the real Claude Code (interactive)', ()
     await waitFor(() => sentToModel().includes('started server-side task t_'), 60_000, 100);
     const id = /started server-side task (t_[a-z0-9]{6})/.exec(sentToModel())![1]!;
     await waitFor(() => jobOf(id).state === 'cancelled', 60_000, 200);
-    const pid = jobOf(id).worker?.pid;
-    expect(pid).toBeDefined();
-    await waitFor(() => liveProcesses(({ group }) => group === pid).length === 0, scaledMs(10_000));
+    expect(jobOf(id).worker?.pid).toBeDefined();
+    await waitFor(() => taskProcessesLeft(world.dataHome, id).length === 0, scaledMs(10_000));
     // The model is told the stop went out (Claude Code's own words, 2.1.328).
     await waitFor(() => sentToModel().includes('is stopped'), 30_000, 100);
   });
@@ -337,9 +341,8 @@ describe("a native MCP task in Claude Code's own UI (interactive)", () => {
     claude.type('x');
 
     await waitFor(() => jobOf(id).state === 'cancelled', 30_000, 200);
-    const pid = jobOf(id).worker?.pid;
-    expect(pid).toBeDefined();
-    await waitFor(() => liveProcesses(({ group }) => group === pid).length === 0, scaledMs(10_000));
+    expect(jobOf(id).worker?.pid).toBeDefined();
+    await waitFor(() => taskProcessesLeft(world.dataHome, id).length === 0, scaledMs(10_000));
     // The job file says cancelled a moment before its event is appended (finishTask writes the
     // state first, then the event): waited for, not read once, on a loaded machine.
     await waitFor(() => eventsOf(id).at(-1)?.type === 'state', 10_000, 100).catch(() => undefined);

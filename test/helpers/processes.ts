@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { scaledMs } from './timing.ts';
 
 /** SIGKILL, ignoring a process (or, with a negative id, a group) that is already gone. */
@@ -35,19 +35,23 @@ export function liveProcesses(
 }
 
 /**
- * Waits (up to `timeoutMs`, scaled) for every task worker recorded under the data home to exit — a
- * worker may still be salvaging after its task shows `done` — then kills any that remain, so a
- * test can remove its temp dirs without racing them.
+ * Waits (up to `timeoutMs`, scaled) for every task's worker recorded under the data home to be
+ * done with it — a worker may still be salvaging after its task shows `done` — then kills any
+ * that is not, so a test can remove its temp dirs without racing them. A worker of its own is
+ * done when it exits; a task host (it runs the server's other tasks, and waits for the next
+ * while its server lives) when the task's `hosted` marker is gone.
  */
 export async function settleWorkers(dataHome: string, timeoutMs = 10_000): Promise<void> {
-  const workers = (): number[] => {
+  const busy = (): number[] => {
     try {
       return readdirSync(`${dataHome}/jobs`).flatMap((id) => {
         try {
           const job = JSON.parse(readFileSync(`${dataHome}/jobs/${id}/job.json`, 'utf8')) as {
-            worker?: { pid: number };
+            worker?: { pid: number; hosted?: boolean };
           };
-          return job.worker ? [job.worker.pid] : [];
+          if (!job.worker || !isWorker(job.worker.pid)) return [];
+          if (job.worker.hosted && !existsSync(`${dataHome}/jobs/${id}/hosted`)) return [];
+          return [job.worker.pid];
         } catch {
           return [];
         }
@@ -56,16 +60,16 @@ export async function settleWorkers(dataHome: string, timeoutMs = 10_000): Promi
       return [];
     }
   };
-  const alive = (pid: number) =>
+  const isWorker = (pid: number) =>
     liveProcesses((facts) => facts.pid === pid && facts.commandLine.includes('task-worker'))
       .length > 0;
   const deadline = Date.now() + scaledMs(timeoutMs);
-  let running = workers().filter(alive);
+  let running = busy();
   while (running.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    running = running.filter(alive);
+    running = busy();
   }
-  for (const pid of running) killQuietly(-pid);
+  for (const pid of new Set(running)) killQuietly(-pid);
 }
 
 /**
@@ -82,4 +86,35 @@ export async function endTaskTest(
   await settleWorkers(world.dataHome);
   for (const fake of fakes) await fake?.close();
   world.cleanup();
+}
+
+/**
+ * What still runs of task `id`: every process carrying its id in its environment, and its
+ * recorded worker while that runs the task — a worker of its own while it lives, a task host
+ * (which runs other tasks too, and stays) while the task's `hosted` marker is in its folder.
+ */
+export function taskProcessesLeft(dataHome: string, id: string): number[] {
+  const marker = `DELEGATE_TASK_ID=${id}\0`;
+  const carrying = liveProcesses(({ pid }) => {
+    try {
+      return `${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`.includes(marker);
+    } catch {
+      return false;
+    }
+  });
+  let worker: { pid: number; hosted?: boolean } | undefined;
+  try {
+    worker = (
+      JSON.parse(readFileSync(`${dataHome}/jobs/${id}/job.json`, 'utf8')) as {
+        worker?: { pid: number; hosted?: boolean };
+      }
+    ).worker;
+  } catch {
+    worker = undefined;
+  }
+  const runsIt =
+    worker !== undefined &&
+    liveProcesses(({ pid }) => pid === worker.pid).length > 0 &&
+    (!worker.hosted || existsSync(`${dataHome}/jobs/${id}/hosted`));
+  return runsIt && !carrying.includes(worker!.pid) ? [...carrying, worker!.pid] : carrying;
 }

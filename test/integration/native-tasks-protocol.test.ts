@@ -13,7 +13,7 @@ import { describe, expect } from 'vitest';
 import { byAssistantTurn, type FakeProvider, type FakeReply } from '../helpers/fake-provider.ts';
 import { FIXED_ADD } from '../helpers/git-project.ts';
 import { SERVER_BUNDLE } from '../helpers/mcp-server.ts';
-import { killQuietly, liveProcesses, settleWorkers } from '../helpers/processes.ts';
+import { killQuietly, settleWorkers, taskProcessesLeft } from '../helpers/processes.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import { scaledMs, settle } from '../helpers/timing.ts';
 import { readLedger } from '../../server/src/calls/ledger.ts';
@@ -310,14 +310,16 @@ describe('one server, both protocol eras', () => {
     const taskId = await startHungTask(server, fake);
     const job = JSON.parse(
       readFileSync(join(world.dataHome, 'jobs', taskId, 'job.json'), 'utf8'),
-    ) as { worker: { pid: number } };
+    ) as { worker: { pid: number; hosted?: boolean } };
     const [first, second] = await Promise.all([
       server.modern('tasks/cancel', { taskId }),
       server.modern('tasks/cancel', { taskId }),
     ]);
     expect(first.result).toMatchObject({ resultType: 'complete' });
     expect(second.result).toMatchObject({ resultType: 'complete' });
-    expect(liveProcesses(({ group }) => group === job.worker.pid)).toEqual([]);
+    // Its host (it runs the session's other tasks, and stays) let it go; nothing of it runs.
+    expect(job.worker.hosted).toBe(true);
+    expect(taskProcessesLeft(world.dataHome, taskId)).toEqual([]);
     const ended = (await server.modern('tasks/get', { taskId })).result!;
     expect(ended.status).toBe('cancelled');
     // Once more, after the end: still an ack.

@@ -24,10 +24,10 @@ const PROBE = /bash -c true'?$/;
 
 interface LoggedBubblewrap {
   env: Record<string, string>;
-  /** The probes run so far by servers (task_start), and by task workers. */
+  /** The probes run so far by servers (task_start), and by task workers (hosts). */
   probes(): number;
   workerProbes(): number;
-  /** Every run so far: who ran it (a task id, or "server") and its arguments, on a line. */
+  /** Every run so far: who ran it (a task id, "host" or "server") and its arguments, on a line. */
   runs(): string[];
   /** Makes it fail every run from now on, keeping its identity (path, inode, size, times). */
   breakKeepingIdentity(): void;
@@ -38,8 +38,9 @@ function loggedBubblewrap(world: TempEnv): LoggedBubblewrap {
   const wrapper = join(world.root, 'bwrap');
   const log = join(world.root, 'bwrap.log');
   const body = (last: string) =>
-    `#!/bin/sh\nline="$\{DELEGATE_TASK_ID:-server} $(printf '%s' "$*" | tr '\\n' ' ')"\nprintf '%s\\n' "$line" >> '${log}'\n${last}\n`.padEnd(
-      250,
+    // Who: the task (its id), else a task host (its parent, or the bash it runs in, is one), else the server.
+    `#!/bin/sh\nwho=$\{DELEGATE_TASK_ID:-server}\nfor p in $PPID $(cut -d' ' -f4 /proc/$PPID/stat); do [ -z "$DELEGATE_TASK_ID" ] && grep -q task-worker /proc/$p/cmdline && who=host; done\nline="$who $(printf '%s' "$*" | tr '\\n' ' ')"\nprintf '%s\\n' "$line" >> '${log}'\n${last}\n`.padEnd(
+      400,
       '#',
     );
   writeFileSync(wrapper, `${body(`exec '${real}' "$@"`)}\n`);
@@ -247,12 +248,13 @@ describe.runIf(process.platform === 'linux')('the sandbox check on record', () =
     expect(two.line).toMatch(/ done /);
     expect(bwrap.probes()).toBe(1);
     expect(bwrap.workerProbes()).toBe(1);
-    // Past the library's look at bubblewrap's version: the probe, then each command inside it.
-    const mine = bwrap
-      .runs()
-      .filter((line) => line.startsWith(`${two.id} `) && line !== `${two.id} --version`);
+    // Past the library's look at bubblewrap's version: the probe (of the task's host: one per
+    // process), then each command inside it.
+    const runs = bwrap.runs().filter((line) => !line.endsWith(' --version'));
+    const mine = runs.slice(runs.findIndex((line) => line.startsWith('host ')));
     expect(mine).toHaveLength(3);
     expect(PROBE.test(mine[0] ?? ''), mine.join('\n')).toBe(true);
+    expect(mine.slice(1).every((line) => line.startsWith(`${two.id} `))).toBe(true);
     expect(mine.filter((line) => line.includes('echo one > one.txt'))).toHaveLength(1);
     expect(mine.filter((line) => line.includes('echo two > two.txt'))).toHaveLength(1);
     const worktree = jobOf(world, two.id).worktreePath;

@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { heardGo } from '../../server/src/tasks/spawn-worker.ts';
+import { heardTask } from '../../server/src/tasks/task-host.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 
 let world: TempEnv;
@@ -96,14 +96,15 @@ describe('config validation in a task worker', () => {
     expect(validation.validationsSoFar()).toHaveLength(1);
   });
 
-  it('hears the word to go with what came with it; anything else is not a go', () => {
-    expect(heardGo('go {"validated":[["config /c.json",{"input":"{}","value":{}}]]}')).toEqual({
-      isGo: true,
-      validated: [['config /c.json', { input: '{}', value: {} }]],
-    });
-    expect(heardGo('go')).toEqual({ isGo: true });
-    expect(heardGo('go {unreadable')).toEqual({ isGo: true });
-    expect(heardGo('')).toEqual({ isGo: false });
-    expect(heardGo('gone {}')).toEqual({ isGo: false });
+  it('a host hears a task with what came with it; anything else is no task', () => {
+    expect(
+      heardTask('go t_ab12cd {"validated":[["config /c.json",{"input":"{}","value":{}}]]}'),
+    ).toEqual({ id: 't_ab12cd', validated: [['config /c.json', { input: '{}', value: {} }]] });
+    expect(heardTask('go t_ab12cd {unreadable')).toEqual({ id: 't_ab12cd' });
+    expect(heardTask('go t_ab12cd')).toEqual({ id: 't_ab12cd' });
+    expect(heardTask('go')).toBeUndefined();
+    expect(heardTask('')).toBeUndefined();
+    expect(heardTask('gone t_ab12cd {}')).toBeUndefined();
+    expect(heardTask('go ../../etc {}')).toBeUndefined();
   });
 });

@@ -14,13 +14,14 @@ export interface AppContext {
    * (`resolvePluginRoot`).
    */
   pluginRoot: string;
-  /** The bundled task worker (dist/task-worker.mjs), spawned detached for each task. */
+  /** The bundled task worker (dist/task-worker.mjs), spawned detached to run tasks. */
   workerScript?: string;
   /**
-   * The long-lived server keeps one task worker loaded for its next start (the standby,
-   * tasks/standby-worker.ts); a CLI process, which exits after its start, does not.
+   * The long-lived server runs all its tasks on one task host, kept for its next start
+   * (tasks/task-host.ts); a CLI process, which exits after its start, gives its task a host of
+   * its own.
    */
-  keepsWorkerStandby?: boolean;
+  keepsTaskHost?: boolean;
   /**
    * What adapters learned about each profile's model (e.g. that it takes
    * `max_completion_tokens`), kept for the life of the process; keyed by profile and model.

@@ -241,8 +241,12 @@ export interface JobFile extends JobSummary {
   timeoutS: number;
   idleTimeoutS: number;
   questionTimeoutS: number;
-  /** The detached worker process; its process group id is its pid. */
-  worker?: { pid: number; startTime: string };
+  /**
+   * The detached process running the task. Alone (`hosted` absent), its process group id is its
+   * pid. `hosted`: a task host running this task among others (task-host.ts); the task is in it
+   * while its `hosted` marker file exists, and is stopped by a request, never by killing the host.
+   */
+  worker?: { pid: number; startTime: string; hosted?: true };
   /** The machine run_bash and the test command run on, when not this one. */
   runner?: RecordedRunner;
   /** Whether run_bash and the test command run in the OS sandbox (absent on tasks from before it). */

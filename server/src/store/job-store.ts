@@ -50,6 +50,11 @@ export function newTaskId(): string {
 
 const TASK_ID = /^t_[a-z0-9]{1,32}$/;
 
+/** Whether `id` has the shape of a task id (t_ab12cd; an attempt's adds a1, a2, …). */
+export function isTaskId(id: string): boolean {
+  return TASK_ID.test(id);
+}
+
 /**
  * A new task id with its job folder made, so no other start, in this process or another, gets
  * the same id: the folder is created exclusively, and an id already taken is drawn again. The

@@ -14,7 +14,7 @@ import { withFileLock } from '../util/file-lock.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { errorMessage } from '../util/user-error.ts';
 import { appendEvent, isTerminal, jobDir, readJob, updateJob } from '../store/job-store.ts';
-import { isProcessAlive } from '../util/process-identity.ts';
+import { isWorkerAlive } from './task-processes.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { ensureResult, stopTask, type AttemptLine, type TaskResultFile } from './finish-task.ts';
 import { mergeInstructions, removeRunnerFolder } from './worktree.ts';
@@ -74,8 +74,7 @@ async function settleNow(dataHome: string, id: string, climb: Climb | undefined)
       );
       return;
     }
-    const isClimbing =
-      step.type === 'climb' && step.last.worker !== undefined && isProcessAlive(step.last.worker);
+    const isClimbing = step.type === 'climb' && isWorkerAlive(dataHome, step.last);
     if (step.type === 'wait' || isClimbing) {
       // The worker that ended the rung climbs; a look meanwhile only shows the task.
       await showAttempts(dataHome, task, attempts);

@@ -135,7 +135,7 @@ export async function cleanDamaged(
   keepBranch: boolean,
 ): Promise<string> {
   // Damaged: nothing of it is trusted to be ending well, so no grace.
-  await endTaskProcesses(job.id, { graceMs: 0 });
+  await endTaskProcesses(dataHome, { id: job.id }, { graceMs: 0 });
   const notes: string[] = [];
   const branch = job.branch ?? `delegate/${job.id}`;
   if (job.repoDir && existsSync(job.repoDir)) {

@@ -98,9 +98,9 @@ export async function stopTask(dataHome: string, id: string, why: string): Promi
     isTerminal(current.state) ? undefined : { stopRequested: why },
   );
   if (isTerminal(job.state)) return [];
-  await killTask(job);
+  await killTask(dataHome, job);
   // Children started after the first look are in the job file now; kill those too.
-  const stopping = await killTask(readJob(dataHome, id));
+  const stopping = await killTask(dataHome, readJob(dataHome, id));
   await catchUpCost(dataHome, id);
   await finishTask(dataHome, id, { state: 'cancelled', error: why });
   return stopping;

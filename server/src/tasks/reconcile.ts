@@ -1,8 +1,7 @@
-import { isProcessAlive } from '../util/process-identity.ts';
 import { hardTimeout, idleTimeout } from './stop-messages.ts';
 import { catchUpCost, finishTask, type Outcome } from './finish-task.ts';
 import { isTerminal, readJob } from '../store/job-store.ts';
-import { killTask } from './task-processes.ts';
+import { isWorkerAlive, killTask } from './task-processes.ts';
 import { settleAttempts } from './attempts.ts';
 import type { JobFile } from '../store/job-file.ts';
 
@@ -27,10 +26,11 @@ export async function reconcileJob(
 async function reconcileWorker(dataHome: string, job: JobFile, now: number): Promise<boolean> {
   if (isTerminal(job.state) || !job.worker) return false;
   let outcome: Outcome | undefined;
-  if (!isProcessAlive(job.worker) && job.stopRequested) {
+  const isAlive = isWorkerAlive(dataHome, job);
+  if (!isAlive && job.stopRequested) {
     // Killed by a stop that has not recorded the end yet: it ends as the stop says.
     outcome = { state: 'cancelled', error: job.stopRequested };
-  } else if (!isProcessAlive(job.worker)) {
+  } else if (!isAlive) {
     outcome = {
       state: 'lost',
       error: `the worker process (pid ${job.worker.pid}) died; its work was salvaged`,
@@ -44,7 +44,7 @@ async function reconcileWorker(dataHome: string, job: JobFile, now: number): Pro
     outcome = { state: 'timeout', error: idleTimeout(job) };
   }
   if (!outcome) return false;
-  await killTask(job);
+  await killTask(dataHome, job);
   // An unreadable ledger must not keep a dead task from ending.
   await catchUpCost(dataHome, job.id).catch(() => undefined);
   await finishTask(dataHome, job.id, outcome);

@@ -39,8 +39,14 @@ import {
 } from '../store/job-store.ts';
 import { confineWorkdir } from './confine-workdir.ts';
 import { finishTask } from './finish-task.ts';
-import { spawnWorker, spawnWorkerNow } from './spawn-worker.ts';
-import { serverStandby, startingWorker } from './standby-worker.ts';
+import { spawnWorker } from './spawn-worker.ts';
+import {
+  serverHosts,
+  spawnTaskHost,
+  spawnWorkerNow,
+  type HostKeeper,
+  type TaskHost,
+} from './task-host.ts';
 import { pickReviewProfile } from './review.ts';
 import { cannotRun, runTestCommand } from './verify.ts';
 import { chooseIsolation, inPlace, makeWorktree, undoPlace } from './task-place.ts';
@@ -111,13 +117,22 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
   const route = await routeTask(input, config, context);
   if (route.profiles.length > 1) return startAttempts(input, route, config, context);
   const project = realpathSync(context.projectDir);
-  // The worker loads (or is loaded: the server's standby) while the task is planned (the first
-  // start checks the OS sandbox) and its place made; it runs only once the task is ready.
-  const standby = context.keepsWorkerStandby ? serverStandby() : undefined;
-  const { id, worker } = standby?.take(project, context) ?? startingWorker(project, context);
+  // The task's host loads (or is loaded: the server's) while the task is planned (the first
+  // start checks the OS sandbox) and its place made; the task runs there once it is ready.
+  const keeper = hostKeeperOf(context);
+  const id = reserveTaskId(context.dataHome);
+  let host: TaskHost | undefined;
+  // A host of this start's own goes once its task has ended (or at once, when it got none);
+  // the server's goes when this start failed and it has run nothing yet.
+  const letGo = () => {
+    if (!host) return;
+    if (keeper) keeper.release(host);
+    else host.close();
+  };
   let place: Awaited<ReturnType<typeof makeWorktree | typeof inPlace>> | undefined;
   let job: JobFile;
   try {
+    host = keeper ? keeper.take(context) : spawnTaskHost(context);
     const plan = await planTask({ ...input, ...profileOf(route.profiles[0]) }, config, context);
     const workdir = confineWorkdir(project, input.workdir ?? '.');
     const isolation = await chooseIsolation(input.isolation, workdir, plan.runner !== undefined);
@@ -136,19 +151,26 @@ async function startTaskNow(input: StartTaskInput, context: AppContext): Promise
     const { sandbox } = plan;
     appendEvent(context.dataHome, id, 'sandbox', sandbox.sandboxed ? 'on' : `off: ${sandbox.note}`);
     if (job.testCommand && !(await preflightPasses(job, job.testCommand, context))) {
-      worker?.dismiss();
+      letGo();
       return readJob(context.dataHome, id);
     }
   } catch (error) {
-    worker?.dismiss();
+    letGo();
     // A start refused or failed half-way leaves nothing: no job folder, worktree or branch.
     await undoPlace(context.dataHome, place).catch(() => undefined);
     releaseTaskId(context.dataHome, id);
     throw error;
   }
-  const started = worker ? await worker.go(job) : await spawnWorker(job, context);
-  standby?.prepare(project, context);
-  return started;
+  try {
+    return host ? await host.run(job) : await spawnWorker(job, context);
+  } finally {
+    letGo();
+  }
+}
+
+/** The server's host keeper: a long-lived server keeps one host for all its tasks. */
+function hostKeeperOf(context: AppContext): HostKeeper | undefined {
+  return context.keepsTaskHost ? serverHosts() : undefined;
 }
 
 function profileOf(profile: string | undefined): { profile?: string } {
@@ -428,7 +450,7 @@ async function startAttempts(
       await updateJob(context.dataHome, attempt.id, () => ({ preflight }));
     }
     // A ladder starts on its first rung; the next starts when one fails (attempts.ts).
-    if (!ladder || attempt === first) await spawnWorkerNow(attempt, context);
+    if (!ladder || attempt === first) await spawnWorkerNow(attempt, context, hostKeeperOf(context));
   }
   if (preflight) await updateJob(context.dataHome, id, () => ({ preflight }));
   return readJob(context.dataHome, id);
@@ -651,7 +673,7 @@ async function decideTaskSandbox(
 ): Promise<SandboxDecision> {
   if (conflict === undefined || mode === 'off') {
     return decideSandbox(mode, context.env, context.dataHome, {
-      isLongLived: context.keepsWorkerStandby === true,
+      isLongLived: context.keepsTaskHost === true,
     });
   }
   if (mode === 'required') {

@@ -203,7 +203,7 @@ function cleanDamagedJob(
 async function cleanAttempts(dataHome: string, job: JobFile): Promise<void> {
   for (const ref of job.attempts ?? []) {
     const attempt = tryReadJob(dataHome, ref.id);
-    await endTaskProcesses(ref.id, attempt?.worker ? { worker: attempt.worker } : {});
+    await endTaskProcesses(dataHome, attempt ?? { id: ref.id });
     if (attempt && attempt.branch !== job.branch) {
       await removeAttemptWorktree(dataHome, attempt).catch(() => undefined);
     }
@@ -256,7 +256,7 @@ async function cleanOne(
   // Its work is salvaged first: cleaning up while the task's end still commits would race it.
   if (!isResultDamaged) await ensureResult(dataHome, job);
   // Its worker may still be exiting past the task's end (settling attempts, closing its sandbox).
-  await endTaskProcesses(job.id, job.worker ? { worker: job.worker } : {});
+  await endTaskProcesses(dataHome, job);
   // Put back before anything goes: a refused restore leaves the task as it was.
   let note = await settleInPlace(job, how, wording);
   await cleanAttempts(dataHome, job);

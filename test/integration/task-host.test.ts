@@ -1,0 +1,180 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
+import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { processesWithEnv } from '../helpers/claude-processes.ts';
+import { killQuietly, liveProcesses } from '../helpers/processes.ts';
+import { taskTest } from '../helpers/task-world.ts';
+import type { TempEnv } from '../helpers/temp-env.ts';
+import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
+
+/** The task hosts of this data home (none carries a task's id: a cancel must never find one). */
+function hostsOf(dataHome: string): number[] {
+  return processesWithEnv(`DELEGATE_HOME=${dataHome}`, 'task-worker.mjs --host');
+}
+
+interface Job {
+  workdir?: string;
+  worker?: { pid: number; startTime: string; hosted?: boolean };
+}
+const jobOf = (world: TempEnv, id: string) =>
+  JSON.parse(readFileSync(join(world.dataHome, 'jobs', id, 'job.json'), 'utf8')) as Job;
+
+const isAlive = (pid: number) => liveProcesses((facts) => facts.pid === pid).length > 0;
+
+/** A `sleep` of the task is running (found by the task's id in its environment). */
+const isSleeping = (id: string) => processesWithEnv(`DELEGATE_TASK_ID=${id}`, 'sleep').length > 0;
+
+/** The conversation so far, as text: what a responder keys its reply on. */
+const said = (request: RecordedRequest) => JSON.stringify(request.body.messages);
+const hasToolResult = (request: RecordedRequest) => said(request).includes('tool_call_id');
+
+const it = taskTest.extend(
+  'startWith',
+  ({ world, provider, server }) =>
+    async (
+      respond: (request: RecordedRequest) => FakeReply | Promise<FakeReply>,
+    ): Promise<ServerHandle> => {
+      const fake = await provider.start({ respond });
+      world.writeConfig({
+        profiles: {
+          w: { format: 'openai', baseUrl: fake.openaiBaseUrl, model: 'worker-model', local: true },
+        },
+      });
+      return server.start(world.env);
+    },
+);
+
+const done: FakeReply = { text: 'done' };
+const sleepLong: FakeReply = { toolUses: [{ name: 'run_bash', input: { command: 'sleep 60' } }] };
+
+describe('task hosts: the tasks of a server share one worker process', () => {
+  it('every task of a session runs on one host; it carries no task id, and goes with its log once its server and tasks are gone', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith(() => done);
+    const first = taskIdOf((await handle.callText('task_start', { task: 'first' })).text);
+    const second = taskIdOf((await handle.callText('task_start', { task: 'second' })).text);
+    await pollTaskStatus(handle, first, / done /);
+    await pollTaskStatus(handle, second, / done /);
+    const [one, two] = [jobOf(world, first).worker!, jobOf(world, second).worker!];
+    expect(one.hosted).toBe(true);
+    expect(two.pid).toBe(one.pid);
+    expect(hostsOf(world.dataHome)).toEqual([one.pid]);
+    // Waiting for the next start, listed nowhere.
+    expect(isAlive(one.pid)).toBe(true);
+    // Each task leaves the host once its end is recorded and its attempts settled.
+    await waitFor(() => !existsSync(join(world.dataHome, 'jobs', first, 'hosted')));
+    await handle.close();
+    await waitFor(() => !isAlive(one.pid));
+    expect(readdirSync(join(world.dataHome, 'hosts'))).toEqual([]);
+  });
+
+  it('a cancel stops one task and every command of it; the host and its other task run on', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith((request) =>
+      hasToolResult(request) ? done : said(request).includes('sleeper') ? sleepLong : done,
+    );
+    const first = taskIdOf((await handle.callText('task_start', { task: 'sleeper one' })).text);
+    const second = taskIdOf((await handle.callText('task_start', { task: 'sleeper two' })).text);
+    await waitFor(() => isSleeping(first) && isSleeping(second), 20_000);
+    const host = jobOf(world, first).worker!.pid;
+    expect(jobOf(world, second).worker!.pid).toBe(host);
+
+    expect((await handle.callText('task_cancel', { task_id: first })).text).toContain('cancelled');
+    expect(isSleeping(first)).toBe(false);
+    expect(processesWithEnv(`DELEGATE_TASK_ID=${first}`)).toEqual([]);
+    expect(isAlive(host)).toBe(true);
+    expect(isSleeping(second)).toBe(true);
+    expect((await handle.callText('task_status', { task_ids: [first] })).text).toMatch(
+      new RegExp(`^${first} cancelled`),
+    );
+    expect((await handle.callText('task_status', { task_ids: [second] })).text).toMatch(
+      new RegExp(`^${second} running`),
+    );
+    // The host still takes tasks, and runs them.
+    const third = taskIdOf((await handle.callText('task_start', { task: 'quick' })).text);
+    expect(await pollTaskStatus(handle, third, /done|failed|lost/)).toMatch(/ done /);
+    expect(jobOf(world, third).worker!.pid).toBe(host);
+    await handle.callText('task_cancel', { task_id: second });
+    expect(isSleeping(second)).toBe(false);
+  });
+
+  it('the host killed: each of its tasks is found lost on the next look, its work salvaged', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith((request) => {
+      if (hasToolResult(request)) return { kind: 'hang' };
+      const name = /writer (\w+)/.exec(said(request))?.[1] ?? 'x';
+      return {
+        toolUses: [{ name: 'write_file', input: { path: `${name}.txt`, content: `${name}\n` } }],
+      };
+    });
+    const ids: string[] = [];
+    for (const name of ['alpha', 'beta']) {
+      ids.push(taskIdOf((await handle.callText('task_start', { task: `writer ${name}` })).text));
+    }
+    // Each has written its file, and waits on its model again.
+    await waitFor(() =>
+      ids.every((id, index) =>
+        existsSync(join(jobOf(world, id).workdir!, `${['alpha', 'beta'][index]}.txt`)),
+      ),
+    );
+    const host = jobOf(world, ids[0]!).worker!.pid;
+    killQuietly(-host);
+    await waitFor(() => !isAlive(host));
+    for (const [index, id] of ids.entries()) {
+      const status = (await handle.callText('task_status', { task_ids: [id] })).text;
+      expect(status).toMatch(new RegExp(`^${id} lost: the worker process \\(pid ${host}\\) died`));
+      const name = ['alpha', 'beta'][index];
+      expect((await handle.callText('task_result', { task_id: id })).text).toContain(
+        `files changed (1): A ${name}.txt`,
+      );
+    }
+  });
+
+  it('its server killed: the host runs its waiting task to the end, then exits', async ({
+    startWith,
+    world,
+  }) => {
+    let answer: (reply: FakeReply) => void = () => undefined;
+    const answered = new Promise<FakeReply>((resolve) => (answer = resolve));
+    const handle = await startWith(() => answered);
+    const id = taskIdOf((await handle.callText('task_start', { task: 'slow model' })).text);
+    await waitFor(() => jobOf(world, id).worker !== undefined);
+    const host = jobOf(world, id).worker!.pid;
+    killQuietly(handle.pid!);
+    answer(done);
+    await waitFor(() => !isAlive(host), 20_000);
+    const result = JSON.parse(
+      readFileSync(join(world.dataHome, 'jobs', id, 'result.json'), 'utf8'),
+    ) as { state: string };
+    expect(result.state).toBe('done');
+    expect(readdirSync(join(world.dataHome, 'hosts'))).toEqual([]);
+  });
+
+  it('a start refused once its host was loading (a workdir outside the project), or failing its preflight, leaves no host', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith(() => done);
+    const refused = await handle.callText('task_start', { task: 'first', workdir: '..' });
+    expect(refused.isError).toBe(true);
+    await waitFor(() => hostsOf(world.dataHome).length === 0);
+    const failed = await handle.callText('task_start', {
+      task: 'second',
+      test_command: 'no-such-runner --all',
+    });
+    expect(failed.text).toMatch(/failed/);
+    await waitFor(() => hostsOf(world.dataHome).length === 0);
+    // The next start loads one again, and runs on it.
+    const id = taskIdOf((await handle.callText('task_start', { task: 'third' })).text);
+    expect(await pollTaskStatus(handle, id, /done|failed|lost/)).toMatch(/ done /);
+    expect(jobOf(world, id).worker?.hosted).toBe(true);
+  });
+});
