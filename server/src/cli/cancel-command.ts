@@ -8,9 +8,10 @@ const USAGE = 'cancel <task id>';
 /** `delegate cancel`: task_cancel from a terminal. */
 export const cancelCommand: CliCommand = {
   usage: USAGE,
-  summary: "stop a task: its work and every process of it; salvage its work to the task's branch and patch",
-  help: `Kills the task's worker and every process it started, salvages its work to the task branch and a
-patch, and marks it cancelled. An ended task is left as it is. Read what was salvaged with
+  summary:
+    "stop a task: its work and every process of it; salvage its work to the task's branch and patch",
+  help: `Stops the task's work and kills every process it started, salvages its work to the task branch
+and a patch, and marks it cancelled. An ended task is left as it is. Read what was salvaged with
 delegate result <task id>.`,
   async run(args, context) {
     const parsed = parseCli(args, {}, USAGE, context);
