@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
-import type { ServerHandle } from '../helpers/mcp-server.ts';
+import { PLUGIN_ROOT, type ServerHandle } from '../helpers/mcp-server.ts';
 import { processesWithEnv } from '../helpers/claude-processes.ts';
 import { killQuietly, liveProcesses } from '../helpers/processes.ts';
 import { taskTest } from '../helpers/task-world.ts';
@@ -176,5 +177,71 @@ describe('task hosts: the tasks of a server share one worker process', () => {
     const id = taskIdOf((await handle.callText('task_start', { task: 'third' })).text);
     expect(await pollTaskStatus(handle, id, /done|failed|lost/)).toMatch(/ done /);
     expect(jobOf(world, id).worker?.hosted).toBe(true);
+  });
+
+  it('SIGTERM to the host: every task stops, the host exits, and each is found lost with its work salvaged', async ({
+    startWith,
+    world,
+  }) => {
+    const handle = await startWith((request) =>
+      hasToolResult(request)
+        ? { kind: 'hang' }
+        : { toolUses: [{ name: 'write_file', input: { path: 'made.txt', content: 'made\n' } }] },
+    );
+    const ids: string[] = [];
+    for (const name of ['one', 'two']) {
+      ids.push(taskIdOf((await handle.callText('task_start', { task: `writer ${name}` })).text));
+    }
+    await waitFor(() => ids.every((id) => existsSync(join(jobOf(world, id).workdir!, 'made.txt'))));
+    const host = jobOf(world, ids[0]!).worker!.pid;
+    process.kill(host, 'SIGTERM');
+    await waitFor(() => !isAlive(host));
+    for (const id of ids) {
+      expect((await handle.callText('task_status', { task_ids: [id] })).text).toMatch(
+        new RegExp(`^${id} lost: the worker process \\(pid ${host}\\) died`),
+      );
+      expect((await handle.callText('task_result', { task_id: id })).text).toContain(
+        'files changed (1): A made.txt',
+      );
+    }
+  });
+
+  it('a stop asked before the host heard of the task: the host never starts it, and lets it go', async ({
+    world,
+  }) => {
+    const id = 't_stopped1';
+    const folder = join(world.dataHome, 'jobs', id);
+    mkdirSync(folder, { recursive: true });
+    const job = {
+      id,
+      state: 'queued',
+      project: world.project,
+      task: 'never run',
+      createdAt: new Date().toISOString(),
+      workdir: world.project,
+      step: 0,
+      maxTurns: 10,
+      costUsd: 0,
+      filesTouched: [],
+    };
+    writeFileSync(join(folder, 'job.json'), JSON.stringify(job));
+    // As the server leaves them: the task recorded in the host; then a stop came first.
+    writeFileSync(join(folder, 'hosted'), '');
+    writeFileSync(join(folder, 'stop'), '');
+    const log = join(world.root, 'host.log');
+    const host = spawn(
+      process.execPath,
+      [join(PLUGIN_ROOT, 'dist', 'task-worker.mjs'), '--host', log],
+      {
+        env: { ...world.env, DELEGATE_HOME: world.dataHome },
+        stdio: ['pipe', 'ignore', 'ignore'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => host.once('exit', resolve));
+    host.stdin.end(`go ${id} {}\n`);
+    expect(await exited).toBe(0);
+    expect(existsSync(join(folder, 'hosted'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(folder, 'job.json'), 'utf8'))).toEqual(job);
+    expect(existsSync(log)).toBe(false);
   });
 });
