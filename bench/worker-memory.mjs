@@ -143,10 +143,10 @@ export async function benchWorkerMemory(root) {
     const first = await startTasks(server, 'bench memory task', FEW);
     await waitForRequests(FEW);
     const host = workerPidOf(dataHome, first[0]);
-    const ids = [...first, ...(await startTasks(server, 'bench memory later task', MANY - FEW))];
-    const hosts = new Set(ids.map((id) => workerPidOf(dataHome, id)));
     const few = rssMb(host);
     const fewAnon = anonMb(host);
+    const ids = [...first, ...(await startTasks(server, 'bench memory later task', MANY - FEW))];
+    const hosts = new Set(ids.map((id) => workerPidOf(dataHome, id)));
     await waitForRequests(MANY);
     const many = rssMb(host);
     const manyAnon = anonMb(host);
