@@ -45,24 +45,13 @@ export async function settleWorkers(dataHome: string, timeoutMs = 10_000): Promi
   const busy = (): number[] => {
     try {
       return readdirSync(`${dataHome}/jobs`).flatMap((id) => {
-        try {
-          const job = JSON.parse(readFileSync(`${dataHome}/jobs/${id}/job.json`, 'utf8')) as {
-            worker?: { pid: number; hosted?: boolean };
-          };
-          if (!job.worker || !isWorker(job.worker.pid)) return [];
-          if (job.worker.hosted && !existsSync(`${dataHome}/jobs/${id}/hosted`)) return [];
-          return [job.worker.pid];
-        } catch {
-          return [];
-        }
+        const pid = workerRunningTask(dataHome, id);
+        return pid === undefined ? [] : [pid];
       });
     } catch {
       return [];
     }
   };
-  const isWorker = (pid: number) =>
-    liveProcesses((facts) => facts.pid === pid && facts.commandLine.includes('task-worker'))
-      .length > 0;
   const deadline = Date.now() + scaledMs(timeoutMs);
   let running = busy();
   while (running.length > 0 && Date.now() < deadline) {
@@ -102,6 +91,16 @@ export function taskProcessesLeft(dataHome: string, id: string): number[] {
       return false;
     }
   });
+  const worker = workerRunningTask(dataHome, id);
+  return worker !== undefined && !carrying.includes(worker) ? [...carrying, worker] : carrying;
+}
+
+/**
+ * The pid of task `id`'s recorded worker while it still runs the task: a worker of its own while
+ * it lives, a task host (which runs other tasks too, and stays) while the task's `hosted` marker
+ * is in its folder. Undefined otherwise, or when job.json cannot be read.
+ */
+function workerRunningTask(dataHome: string, id: string): number | undefined {
   let worker: { pid: number; hosted?: boolean } | undefined;
   try {
     worker = (
@@ -110,11 +109,13 @@ export function taskProcessesLeft(dataHome: string, id: string): number[] {
       }
     ).worker;
   } catch {
-    worker = undefined;
+    return undefined;
   }
-  const runsIt =
-    worker !== undefined &&
-    liveProcesses(({ pid }) => pid === worker.pid).length > 0 &&
-    (!worker.hosted || existsSync(`${dataHome}/jobs/${id}/hosted`));
-  return runsIt && !carrying.includes(worker!.pid) ? [...carrying, worker!.pid] : carrying;
+  if (!worker) return undefined;
+  const { pid } = worker;
+  const isRunning =
+    liveProcesses((facts) => facts.pid === pid && facts.commandLine.includes('task-worker'))
+      .length > 0;
+  if (!isRunning) return undefined;
+  return !worker.hosted || existsSync(`${dataHome}/jobs/${id}/hosted`) ? pid : undefined;
 }

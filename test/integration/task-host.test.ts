@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { type FakeReply, type RecordedRequest } from '../helpers/fake-provider.ts';
 import { PLUGIN_ROOT, type ServerHandle } from '../helpers/mcp-server.ts';
-import { processesWithEnv } from '../helpers/claude-processes.ts';
+import { environmentValue, processesWithEnv } from '../helpers/claude-processes.ts';
 import { killQuietly, liveProcesses } from '../helpers/processes.ts';
 import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
@@ -64,7 +64,9 @@ describe('task hosts: the tasks of a server share one worker process', () => {
     expect(one.hosted).toBe(true);
     expect(two.pid).toBe(one.pid);
     expect(hostsOf(world.dataHome)).toEqual([one.pid]);
-    // Waiting for the next start, listed nowhere.
+    // No cancel's scan for a task's id can find it.
+    expect(environmentValue(one.pid, 'DELEGATE_TASK_ID')).toBeUndefined();
+    // Waiting for the next start.
     expect(isAlive(one.pid)).toBe(true);
     // Each task leaves the host once its end is recorded and its attempts settled.
     await waitFor(() => !existsSync(join(world.dataHome, 'jobs', first, 'hosted')));

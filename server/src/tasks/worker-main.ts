@@ -162,10 +162,11 @@ function runHost(logPath: string | undefined): void {
     process.exit();
   };
   const start = (id: string) => {
+    if (running.has(id)) return;
     const marker = hostedMarkerPath(dataHome, id);
     // Stopped before it got here: the stopper ends it, and waits for it to be let go.
-    if (running.has(id) || existsSync(stopRequestPath(dataHome, id))) {
-      if (!running.has(id)) rmSync(marker, { force: true });
+    if (existsSync(stopRequestPath(dataHome, id))) {
+      rmSync(marker, { force: true });
       return;
     }
     const task = runTask(id, dataHome, env, true);
