@@ -21,6 +21,7 @@ import { refreshStatusLines } from './refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import { readJsonFile } from '../util/read-json.ts';
+import { readUnlessChanged, settledFingerprint, type KeptReads } from '../util/file-fingerprint.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
 import type { JobFile, TaskEvent, TaskState } from './job-file.ts';
 import {
@@ -96,6 +97,20 @@ export function markStarted(dataHome: string, id: string): void {
 
 function startingPath(dataHome: string, id: string): string {
   return join(jobDir(dataHome, id), 'starting');
+}
+
+/**
+ * {@link readJob} for a look that comes every turn of a running task: the last read is reused
+ * while job.json is as it was, settled (`settledFingerprint`), so an unchanged file costs a
+ * stat. Any write (atomic: a new file) shows in the next look. The job is shared: do not change it.
+ */
+export function readJobUnlessChanged(
+  kept: KeptReads<JobFile>,
+  dataHome: string,
+  id: string,
+): JobFile {
+  const file = join(jobDir(dataHome, id), 'job.json');
+  return readUnlessChanged(kept, file, settledFingerprint(file), () => readJob(dataHome, id));
 }
 
 /** A start in flight (its process alive) has reserved this id and not yet written job.json. */

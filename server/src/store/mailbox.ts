@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { folderNames } from '../util/file-fingerprint.ts';
 import { parseJson } from '../util/read-json.ts';
 
 /** Messages from the supervisor to a running worker: an answer to its question, or steering. */
@@ -27,19 +28,15 @@ export async function postMessage(
   );
 }
 
-/** Takes (reads and removes) the waiting messages, oldest first; only `kind` when given. */
+/**
+ * Takes (reads and removes) the waiting messages, oldest first; only `kind` when given. A running
+ * task looks every turn: while its mailbox folder is as it was (or absent), that is a stat.
+ */
 export function takeMessages(
   jobDirectory: string,
   kind?: MailboxMessage['kind'],
 ): MailboxMessage[] {
-  let names: string[];
-  try {
-    names = readdirSync(mailboxDir(jobDirectory))
-      .filter((name) => name.endsWith('.json'))
-      .sort();
-  } catch {
-    return [];
-  }
+  const names = folderNames(mailboxDir(jobDirectory)).filter((name) => name.endsWith('.json'));
   return names.flatMap((name) => {
     const path = join(mailboxDir(jobDirectory), name);
     try {
