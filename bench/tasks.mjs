@@ -3,6 +3,7 @@
 // measured in the same run: `git worktree add` plus a bare Node start, and the same loop in-process.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,8 +49,8 @@ const STORED_KEYS = `${JSON.stringify(
 )}\n`;
 /** Turns of each loop run left out of its steady state (the JIT warms up in the first ones). */
 const WARM_TURNS = 20;
-/** Rounds of the loop figures: the worker's task, then each floor, in turn (machine load drifts). */
-const LOOP_ROUNDS = 3;
+/** Rounds of the loop figures, one run of each of the four per round (machine load drifts); 8 start each twice. */
+const LOOP_ROUNDS = 8;
 /** New sessions' first starts timed, with the sandbox check on record and without. */
 const SESSION_ROUNDS = 5;
 const TASKS = 10;
@@ -90,19 +91,24 @@ function removeFloorWorktrees(project, temp, count) {
   }
 }
 
-/** The turn's floor: the same report_progress turns through the agent loop in-process (no job files). */
-async function loopFloor(root, temp, rounds) {
+/**
+ * The turn's floor: the same report_progress turns through the agent loop in-process (no job
+ * files), one run per call of what this returns; `gaps` gets each run's.
+ */
+async function loadLoopFloor(root, temp) {
   const { runScriptedAgent } = await loadTestHelper(root, temp, 'agent-run');
   const steps = Array.from({ length: TURNS }, (_, turn) => ({
     toolUses: [{ name: 'report_progress', input: { note: `turn ${turn}` } }],
   }));
   steps.push({ text: 'done' });
   const gaps = [];
-  for (let round = 0; round < rounds; round += 1) {
-    const run = await runScriptedAgent({ steps, root: temp, maxTurns: TURNS + 5 });
-    gaps.push(...run.gapsMs);
-  }
-  return gaps;
+  return {
+    gaps,
+    run: async () => {
+      const run = await runScriptedAgent({ steps, root: temp, maxTurns: TURNS + 5 });
+      gaps.push(...run.gapsMs);
+    },
+  };
 }
 
 /**
@@ -129,36 +135,52 @@ function loopScript() {
 
 /**
  * The turn's floor across a process boundary: the same loop (no job files) in a Node process of
- * its own, against the fake in this one, as a task worker is. What a worker's turn costs beyond
- * this is its bookkeeping; what this costs beyond the in-process floor is the boundary itself.
+ * its own, against the fake in this one, as a task worker is. The process is kept across the
+ * rounds, one run per round, so its JIT warms as the task host's does (a fresh process per run
+ * measures its cold start instead). What a worker's turn costs beyond this is its bookkeeping;
+ * what this costs beyond the in-process floor is the boundary itself.
  */
-async function loopOtherProcessFloor(root, temp, startFakeProvider, rounds) {
+async function startLoopProcess(root, temp, startFakeProvider) {
   const helper = await bundleSource(root, temp, 'test/helpers/agent-run.ts');
   const runner = join(temp, 'loop-process.mjs');
   writeFileSync(
     runner,
-    `import { runAgentAt } from ${JSON.stringify(pathToFileURL(helper).href)};\n` +
-      'await runAgentAt({ baseUrl: process.argv[2], root: process.argv[3], maxTurns: Number(process.argv[4]) });\n',
+    "import { createInterface } from 'node:readline';\n" +
+      `import { runAgentAt } from ${JSON.stringify(pathToFileURL(helper).href)};\n` +
+      'for await (const baseUrl of createInterface({ input: process.stdin })) {\n' +
+      '  await runAgentAt({ baseUrl, root: process.argv[2], maxTurns: Number(process.argv[3]) });\n' +
+      "  process.stdout.write('done\\n');\n" +
+      '}\n',
   );
+  const child = spawn(process.execPath, [runner, temp, String(TURNS + 5)], {
+    env: { PATH: process.env.PATH, HOME: temp },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const replies = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const gaps = [];
-  for (let round = 0; round < rounds; round += 1) {
-    const { gaps: roundGaps, loopTurn } = loopScript();
-    const fake = await startFakeProvider({
-      respond: (request) => loopTurn(JSON.stringify(request.body.messages)),
-    });
-    try {
-      const child = spawn(process.execPath, [runner, fake.openaiBaseUrl, temp, String(TURNS + 5)], {
-        env: { PATH: process.env.PATH, HOME: temp },
-        stdio: 'ignore',
+  return {
+    gaps,
+    /** One run of the loop, against a fresh fake. */
+    run: async () => {
+      const { gaps: runGaps, loopTurn } = loopScript();
+      const fake = await startFakeProvider({
+        respond: (request) => loopTurn(JSON.stringify(request.body.messages)),
       });
-      const [code] = await once(child, 'exit');
+      try {
+        child.stdin.write(`${fake.openaiBaseUrl}\n`);
+        const { value } = await replies.next();
+        if (value !== 'done') throw new Error('the loop process ended before its run did');
+      } finally {
+        await fake.close();
+      }
+      gaps.push(...runGaps);
+    },
+    close: async () => {
+      child.stdin.end();
+      const [code] = child.exitCode === null ? await once(child, 'exit') : [child.exitCode];
       if (code !== 0) throw new Error(`the loop process exited with ${code}`);
-    } finally {
-      await fake.close();
-    }
-    gaps.push(...roundGaps);
-  }
-  return gaps;
+    },
+  };
 }
 
 export async function benchTasks(root) {
@@ -226,24 +248,35 @@ export async function benchTasks(root) {
     }
     const statusText = await server.call('task_status', { task_ids: ids });
     const lines = statusText.split('\n');
-    // The loop task and its two floors, one round of each in turn.
-    const floorGaps = [];
-    const processGaps = [];
+    // The loop task, the same with keys stored, and the two floors: one run of each per round,
+    // each round starting one further along (whichever runs first in a round measures slower).
+    const loopFloor = await loadLoopFloor(root, temp);
+    const loopProcess = await startLoopProcess(root, temp, startFakeProvider);
     const credentials = join(dataHome, 'credentials.json');
+    const loopTask = async (name) => {
+      if (name === 'keyed') writeFileSync(credentials, STORED_KEYS, { mode: 0o600 });
+      await server.call('task_start', {
+        task: `bench task ${name}`,
+        isolation: 'none',
+        max_turns: TURNS + 5,
+        wait_s: 100,
+      });
+      rmSync(credentials, { force: true });
+    };
+    const loopRuns = [
+      () => loopTask('loop'),
+      () => loopTask('keyed'),
+      loopFloor.run,
+      loopProcess.run,
+    ];
     for (let round = 0; round < LOOP_ROUNDS; round += 1) {
-      for (const name of ['loop', 'keyed']) {
-        if (name === 'keyed') writeFileSync(credentials, STORED_KEYS, { mode: 0o600 });
-        await server.call('task_start', {
-          task: `bench task ${name}`,
-          isolation: 'none',
-          max_turns: TURNS + 5,
-          wait_s: 100,
-        });
-        rmSync(credentials, { force: true });
+      for (let index = 0; index < loopRuns.length; index += 1) {
+        await loopRuns[(round + index) % loopRuns.length]();
       }
-      floorGaps.push(...(await loopFloor(root, temp, 1)));
-      processGaps.push(...(await loopOtherProcessFloor(root, temp, startFakeProvider, 1)));
     }
+    await loopProcess.close();
+    const floorGaps = loopFloor.gaps;
+    const processGaps = loopProcess.gaps;
     server.close();
     // The same start on the big project, with a server and data home of its own.
     const bigTemp = join(temp, 'big');
@@ -297,7 +330,7 @@ export async function benchTasks(root) {
     const keyedTurnMs = median(keyed.gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server loads its task host, the later ones find it loaded); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, then the same ${TURNS} turns in-process and in a Node process of their own, in turn, ${LOOP_ROUNDS} rounds. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed, once its task ended, by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server loads its task host, the later ones find it loaded); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, and the same ${TURNS} turns in-process and in a Node process of their own (kept across the rounds, so its JIT warms as the task host's does), one run of each per round, ${LOOP_ROUNDS} rounds, each round starting with the next of the four. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed, once its task ended, by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
@@ -350,8 +383,8 @@ export async function benchTasks(root) {
           'baseline',
         ],
         [
-          'the same loop in a Node process of its own, no job files: the process boundary alone (median, same run)',
-          `${processFloorMs.toFixed(2)} ms = ${(processFloorMs / loopFloorMs).toFixed(2)}× the floor`,
+          'the same loop in a Node process of its own, kept across the rounds, no job files: the process boundary alone (median, same run); the task worker’s turn against it: its bookkeeping alone',
+          `${processFloorMs.toFixed(2)} ms = ${(processFloorMs / loopFloorMs).toFixed(2)}× the floor; task worker ${(turnMs / processFloorMs).toFixed(2)}× this`,
           'reference',
         ],
         [
