@@ -17,6 +17,7 @@ import {
 import type { JobFile } from '../../server/src/store/job-file.ts';
 import { FINE_SETTLE_MS, type KeptReads } from '../../server/src/util/file-fingerprint.ts';
 import { jobOf } from '../helpers/task-jobs.ts';
+import { createTaskRecorder } from '../../server/src/tasks/task-recorder.ts';
 
 let dataHome: string;
 beforeEach(() => {
@@ -75,6 +76,47 @@ describe('the per-turn job check sees every write of job.json at the next look',
     readJobUnlessChanged(kept, dataHome, ID);
     rmSync(jobDir(dataHome, ID), { recursive: true });
     expect(() => readJobUnlessChanged(kept, dataHome, ID)).toThrow(/No task t_look01/);
+  });
+});
+
+describe("a task's own writes of job.json are known without a read; anyone else's show at once", () => {
+  // Right after the task's recorder wrote job.json (not settled), another writer replaces it.
+  const others: Array<[name: string, write: () => Promise<unknown>, expected: Partial<JobFile>]> = [
+    [
+      'a cancel from the server (updateJob under the lock)',
+      () => updateJob(dataHome, ID, () => ({ state: 'cancelled' })),
+      { state: 'cancelled', costUsd: 0.25 },
+    ],
+    [
+      'another recorder of the same task (its own kept writes)',
+      () => updateJob(dataHome, ID, () => ({ activity: 'elsewhere' }), new Map()),
+      { activity: 'elsewhere', costUsd: 0.25 },
+    ],
+    [
+      'a whole job written anew, without the lock (writeJob)',
+      () => writeJob(dataHome, jobOf(dataHome, { id: ID, state: 'failed', error: 'x' })),
+      { state: 'failed', costUsd: 0 },
+    ],
+  ];
+  it.each(others)('%s', async (_name, write, expected) => {
+    await settledJob();
+    const recorder = createTaskRecorder(dataHome, ID);
+    const before = recorder.job();
+    await recorder.update((job) => ({ costUsd: job.costUsd + 0.25 }));
+    // The recorder's own write: what it wrote, the same object at every look, not read again
+    // although the file changed within FINE_SETTLE_MS.
+    const own = recorder.job();
+    expect(own).not.toBe(before);
+    expect(own).toMatchObject({ state: 'running', costUsd: 0.25 });
+    expect(recorder.job()).toBe(own);
+    expect(readJobUnlessChanged(new Map(), dataHome, ID)).toEqual(own);
+    // Another's write, within the same tick of the clock: seen at the next look, and after.
+    await write();
+    expect(recorder.job()).toMatchObject(expected);
+    expect(recorder.job()).toMatchObject(expected);
+    await settle();
+    expect(recorder.job()).toMatchObject(expected);
+    recorder.close();
   });
 });
 

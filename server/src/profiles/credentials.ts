@@ -176,6 +176,19 @@ export function readCredentialsSection(dataHome: string, section: string): unkno
   return value === undefined ? undefined : structuredClone(value);
 }
 
+/**
+ * The stored keys and one section beside them, from one look at the file, for a caller that
+ * only reads them (every model call lists the secrets to cut out of its answer): shared, not
+ * copies; do not change them.
+ */
+export function readKeysAndSection(
+  dataHome: string,
+  section: string,
+): { keys: Readonly<Record<string, StoredKey>>; section: unknown } {
+  const file = readCredentialsFile(dataHome);
+  return { keys: file.keys, section: file.sections[section] };
+}
+
 /** Replaces (or, with undefined, removes) one section, keeping the keys; call under the settings lock. */
 export function writeCredentialsSection(dataHome: string, section: string, value: unknown): void {
   const { keys, sections: current } = readCredentialsFile(dataHome);

@@ -1,4 +1,4 @@
-import { readCredentials, readCredentialsSection } from './credentials.ts';
+import { readKeysAndSection } from './credentials.ts';
 import type { Environment } from '../config/paths.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import type { NamedSecret } from '../util/secret-finder.ts';
@@ -28,9 +28,10 @@ export function namedSecrets(
 ): NamedSecret[] {
   const secrets: NamedSecret[] = [];
   try {
-    for (const [name, stored] of Object.entries(readCredentials(dataHome).keys))
-      secrets.push({ what: `the stored key of profile ${name}`, value: stored.key });
-    for (const token of copilotSecrets(readCredentialsSection(dataHome, 'copilot')))
+    const stored = readKeysAndSection(dataHome, 'copilot');
+    for (const [name, { key }] of Object.entries(stored.keys))
+      secrets.push({ what: `the stored key of profile ${name}`, value: key });
+    for (const token of copilotSecrets(stored.section))
       secrets.push({ what: 'a GitHub Copilot login', value: token });
   } catch {
     // An unreadable credentials file holds nothing this process could have sent.

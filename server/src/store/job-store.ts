@@ -21,7 +21,7 @@ import { refreshStatusLines } from './refresh-status.ts';
 import { writeFileAtomicSync } from '../util/atomic-write.ts';
 import { UserError } from '../util/user-error.ts';
 import { readJsonFile } from '../util/read-json.ts';
-import { readUnlessChanged, settledFingerprint, type KeptReads } from '../util/file-fingerprint.ts';
+import { fileVersion, readUnlessChanged, type KeptReads } from '../util/file-fingerprint.ts';
 import { TOOL_WORDING } from '../util/wording.ts';
 import type { JobFile, TaskEvent, TaskState } from './job-file.ts';
 import {
@@ -103,14 +103,30 @@ function startingPath(dataHome: string, id: string): string {
  * {@link readJob} for a look that comes every turn of a running task: the last read is reused
  * while job.json is as it was, settled (`settledFingerprint`), so an unchanged file costs a
  * stat. Any write (atomic: a new file) shows in the next look. The job is shared: do not change it.
+ *
+ * What this process wrote itself (`updateJob` given the same `kept`) is reused at once, settled
+ * or not, while job.json is still that very file: a task's own progress writes do not make its
+ * next looks read the file again. Every writer replaces job.json with a new file renamed over
+ * it, made while this one was still in place, so another's write is another inode and shows at
+ * the next look. Only two more writes within one tick of the file clock, the second given this
+ * file's freed inode and the same size, could pass for this one.
  */
 export function readJobUnlessChanged(
   kept: KeptReads<JobFile>,
   dataHome: string,
   id: string,
 ): JobFile {
-  const file = join(jobDir(dataHome, id), 'job.json');
-  return readUnlessChanged(kept, file, settledFingerprint(file), () => readJob(dataHome, id));
+  const file = jobFilePath(dataHome, id);
+  const version = fileVersion(file);
+  const last = kept.get(file);
+  if (last?.isOwnWrite && last.fingerprint === version?.fingerprint) return last.value;
+  return readUnlessChanged(kept, file, version?.isSettled ? version.fingerprint : undefined, () =>
+    readJob(dataHome, id),
+  );
+}
+
+function jobFilePath(dataHome: string, id: string): string {
+  return join(jobDir(dataHome, id), 'job.json');
 }
 
 /** A start in flight (its process alive) has reserved this id and not yet written job.json. */
@@ -160,22 +176,25 @@ export function writeJob(dataHome: string, job: JobFile): Promise<void> {
   return refreshStatusLines(dataHome);
 }
 
-function writeJobFile(dataHome: string, job: JobFile): void {
-  writeFileAtomicSync(
-    join(jobDir(dataHome, job.id), 'job.json'),
-    `${JSON.stringify(job, null, 2)}\n`,
-  );
+/** Writes job.json (a new file renamed over it); the text written. */
+function writeJobFile(dataHome: string, job: JobFile): string {
+  const text = `${JSON.stringify(job, null, 2)}\n`;
+  writeFileAtomicSync(jobFilePath(dataHome, job.id), text);
+  return text;
 }
 
 /**
  * Read-modify-write under the job's lock, so the server and the worker never lose each other's
  * updates. The status lines are rendered after the lock is let go: the render waits for no job
  * and no job waits for the render, and it still sees this write, which finished before it began.
+ * With `kept`, what was written is kept there for {@link readJobUnlessChanged}: its version is
+ * taken under the lock, before any other writer can replace the file.
  */
 export async function updateJob(
   dataHome: string,
   id: string,
   change: (job: JobFile) => Partial<JobFile> | undefined,
+  kept?: KeptReads<JobFile>,
 ): Promise<JobFile> {
   let isWritten = false;
   const job = await withFileLock(join(jobDir(dataHome, id), 'lock'), () => {
@@ -183,12 +202,24 @@ export async function updateJob(
     const patch = change(job);
     if (!patch) return Promise.resolve(job);
     const next = { ...job, ...patch, updatedAt: new Date().toISOString() };
-    writeJobFile(dataHome, next);
+    const text = writeJobFile(dataHome, next);
     isWritten = true;
+    if (kept) keepOwnWrite(kept, jobFilePath(dataHome, id), text);
     return Promise.resolve(next);
   });
   if (isWritten) await refreshStatusLines(dataHome);
   return job;
+}
+
+/** The job as read back from the text written, under the version the file has now. */
+function keepOwnWrite(kept: KeptReads<JobFile>, file: string, text: string): void {
+  const version = fileVersion(file);
+  if (!version) return void kept.delete(file);
+  kept.set(file, {
+    fingerprint: version.fingerprint,
+    value: JSON.parse(text) as JobFile,
+    isOwnWrite: true,
+  });
 }
 
 export function appendEvent(dataHome: string, id: string, type: string, detail: string): void {

@@ -11,8 +11,9 @@
  * idle timeout is minutes long. What another process acts on (a child's process group, a
  * question) is written at once, and with it any progress still waiting.
  */
-import { openEventLog, updateJob } from '../store/job-store.ts';
+import { openEventLog, readJobUnlessChanged, updateJob } from '../store/job-store.ts';
 import type { JobFile } from '../store/job-file.ts';
+import type { KeptReads } from '../util/file-fingerprint.ts';
 
 type JobChange = (job: JobFile) => Partial<JobFile> | undefined;
 
@@ -22,6 +23,11 @@ export const PROGRESS_WRITE_MS = 250;
 export interface TaskRecorder {
   readonly dataHome: string;
   readonly id: string;
+  /**
+   * job.json as it is now, for a look every turn: reused while the file is unchanged, and what
+   * this recorder wrote is known without a read (`readJobUnlessChanged`). Shared: do not change it.
+   */
+  job(): JobFile;
   /** Applies a change to job.json after every change recorded before it; resolves once written. */
   update(change: JobChange): Promise<unknown>;
   /** Appends a line to the task's events.jsonl. */
@@ -53,6 +59,7 @@ export function createTaskRecorder(dataHome: string, id: string): TaskRecorder {
   let lastWriteAt = 0;
   let timer: NodeJS.Timeout | undefined;
   const events = openEventLog(dataHome, id);
+  const kept: KeptReads<JobFile> = new Map();
   // Everything recorded so far, in one read-modify-write; the cost it carries is written with it.
   const writeAll = async () => {
     const batch = pending;
@@ -62,13 +69,18 @@ export function createTaskRecorder(dataHome: string, id: string): TaskRecorder {
     const cost = batch.reduce((sum, item) => sum + item.costUsd, 0);
     let isWritten = false;
     try {
-      await updateJob(dataHome, id, (job) => {
-        const patch = changedPart(job, batch);
-        // Counted as written in the same tick as the write: a read of job.json never sees it twice.
-        isWritten = true;
-        unwritten -= cost;
-        return patch;
-      });
+      await updateJob(
+        dataHome,
+        id,
+        (job) => {
+          const patch = changedPart(job, batch);
+          // Counted as written in the same tick as the write: a read of job.json never sees it twice.
+          isWritten = true;
+          unwritten -= cost;
+          return patch;
+        },
+        kept,
+      );
     } catch (error) {
       if (isWritten) unwritten += cost;
       throw error;
@@ -97,6 +109,7 @@ export function createTaskRecorder(dataHome: string, id: string): TaskRecorder {
   return {
     dataHome,
     id,
+    job: () => readJobUnlessChanged(kept, dataHome, id),
     update: (change) => {
       record(change);
       return flush();

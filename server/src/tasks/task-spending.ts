@@ -13,8 +13,7 @@ import { acquireSlot, type PoolSlot } from '../calls/pool.ts';
 import { slotsDir } from '../config/paths.ts';
 import type { ResolvedProfile } from '../config/resolved-profile.ts';
 import type { AppContext } from '../profiles/app-context.ts';
-import { isTerminal, readJobUnlessChanged } from '../store/job-store.ts';
-import type { KeptReads } from '../util/file-fingerprint.ts';
+import { isTerminal } from '../store/job-store.ts';
 import type { JobFile } from '../store/job-file.ts';
 import { errorMessage, TaskError } from '../util/user-error.ts';
 import type { GenerateRequest, GenerateResult } from '../wire/spec.ts';
@@ -26,9 +25,6 @@ const RUNG_SHARE =
 const ATTEMPT_SHARE =
   "This task races several attempts: each one's cap is an equal share of budget_usd.";
 
-/** Each running task's last read of its job.json (its calls look every turn). */
-const jobReads = new WeakMap<TaskRecorder, KeptReads<JobFile>>();
-
 /** One model call of the task (pools, budget, ledger), stopping when the task ended. */
 export async function callForTask(
   task: { context: AppContext; signal: AbortSignal; recorder: TaskRecorder },
@@ -37,10 +33,7 @@ export async function callForTask(
 ): Promise<GenerateResult> {
   const { context, recorder } = task;
   const id = recorder.id;
-  let kept = jobReads.get(recorder);
-  if (!kept)
-    jobReads.set(recorder, (kept = new Map<string, { fingerprint: string; value: JobFile }>()));
-  const job = readJobUnlessChanged(kept, context.dataHome, id);
+  const job = recorder.job();
   if (isTerminal(job.state)) throw new Error(`the task is already ${job.state}`);
   const served = await callModel(
     {

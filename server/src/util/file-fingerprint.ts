@@ -27,17 +27,32 @@ export function settledFingerprint(
   kind: 'file' | 'folder' = 'file',
   nowMs = Date.now(),
 ): string | undefined {
+  const version = fileVersion(path, kind, nowMs);
+  return version?.isSettled ? version.fingerprint : undefined;
+}
+
+/**
+ * The fingerprint of {@link settledFingerprint}, settled or not: undefined only when the path
+ * cannot be looked at or is not of `kind`.
+ */
+export function fileVersion(
+  path: string,
+  kind: 'file' | 'folder' = 'file',
+  nowMs = Date.now(),
+): { fingerprint: string; isSettled: boolean } | undefined {
   let stats: BigIntStats | undefined;
   try {
     stats = statSync(path, { bigint: true, throwIfNoEntry: false });
   } catch {
     return undefined;
   }
-  if (!stats) return 'absent';
+  if (!stats) return { fingerprint: 'absent', isSettled: true };
   if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) return undefined;
   const changedNs = stats.ctimeNs > stats.mtimeNs ? stats.ctimeNs : stats.mtimeNs;
-  if (!hasSettled(changedNs, nowMs)) return undefined;
-  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+  return {
+    fingerprint: `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`,
+    isSettled: hasSettled(changedNs, nowMs),
+  };
 }
 
 /** Whether a change stamped `changedNs` is long enough ago (a time ahead of this clock is not). */
@@ -46,8 +61,11 @@ export function hasSettled(changedNs: bigint, nowMs: number): boolean {
   return nowMs - Number(changedNs / 1_000_000n) >= settleMs;
 }
 
-/** What was read under a key, with the fingerprint of what it was read from. */
-export type KeptReads<T> = Map<string, { fingerprint: string; value: T }>;
+/**
+ * What was read under a key, with the fingerprint of what it was read from; `isOwnWrite` when
+ * this process wrote it and kept what it wrote (job-store.ts).
+ */
+export type KeptReads<T> = Map<string, { fingerprint: string; value: T; isOwnWrite?: boolean }>;
 
 /**
  * What `read` returns, or what it returned last for `key` while `fingerprint` (taken before
