@@ -4,7 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -111,18 +111,48 @@ async function loadLoopFloor(root, temp) {
   };
 }
 
+/** The pid of the task host that ran task `id` (job.json's worker). */
+function hostOf(dataHome, id) {
+  const job = JSON.parse(readFileSync(join(dataHome, 'jobs', id, 'job.json'), 'utf8'));
+  if (!job.worker?.hosted) throw new Error(`task ${id} ran in no task host`);
+  return job.worker.pid;
+}
+
+/**
+ * Milliseconds of CPU a process's main thread has had (Linux's /proc schedstat, in ns); undefined
+ * where there is none. The loop's turns run on that thread: its CPU per turn is what the turn
+ * costs whatever the machine's scheduling does to the wall-clock gaps.
+ */
+function mainThreadCpuMs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The fake's side of the loop task: report_progress until TURNS turns, then done; `gaps` gets
- * the time from each reply leaving the fake to the next request reaching it.
+ * the time from each reply leaving the fake to the next request reaching it, and `cpuPerTurn`
+ * each run's CPU per turn of the main thread of process `pidOf()` (the worker's), between the
+ * requests after its first and its last tool turn.
  */
-function loopScript() {
+function loopScript(pidOf = () => undefined) {
   const gaps = [];
+  const cpuPerTurn = [];
   let previous;
+  let cpuAtFirst;
   const loopTurn = (prompt) => {
     const now = performance.now();
     const turns = (prompt.match(/"role":"assistant"/g) ?? []).length;
     // A task's first request follows the previous task's last reply: that is no turn.
     if (previous !== undefined && turns > 0) gaps.push(now - previous);
+    const pid = pidOf();
+    if (turns === 1) cpuAtFirst = pid === undefined ? undefined : mainThreadCpuMs(pid);
+    if (turns === TURNS && cpuAtFirst !== undefined) {
+      const cpu = mainThreadCpuMs(pid);
+      if (cpu !== undefined) cpuPerTurn.push((cpu - cpuAtFirst) / (TURNS - 1));
+    }
     const reply =
       turns < TURNS
         ? { toolUses: [{ name: 'report_progress', input: { note: `turn ${turns}` } }] }
@@ -130,7 +160,7 @@ function loopScript() {
     previous = performance.now();
     return reply;
   };
-  return { gaps, loopTurn };
+  return { gaps, cpuPerTurn, loopTurn };
 }
 
 /**
@@ -158,11 +188,13 @@ async function startLoopProcess(root, temp, startFakeProvider) {
   });
   const replies = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const gaps = [];
+  const cpuPerTurn = [];
   return {
     gaps,
+    cpuPerTurn,
     /** One run of the loop, against a fresh fake. */
     run: async () => {
-      const { gaps: runGaps, loopTurn } = loopScript();
+      const { gaps: runGaps, cpuPerTurn: runCpu, loopTurn } = loopScript(() => child.pid);
       const fake = await startFakeProvider({
         respond: (request) => loopTurn(JSON.stringify(request.body.messages)),
       });
@@ -174,6 +206,7 @@ async function startLoopProcess(root, temp, startFakeProvider) {
         await fake.close();
       }
       gaps.push(...runGaps);
+      cpuPerTurn.push(...runCpu);
     },
     close: async () => {
       child.stdin.end();
@@ -189,9 +222,11 @@ export async function benchTasks(root) {
     const startFakeProvider = await loadFakeProvider(root, temp);
     const project = benchProject(temp);
     const firstRequestAt = new Map();
-    const { gaps, loopTurn } = loopScript();
+    // The server's task host runs the loop tasks (found from the starts' job.json below).
+    let hostPid;
+    const { gaps, cpuPerTurn, loopTurn } = loopScript(() => hostPid);
     // The same loop for a user with keys stored (credentials.json), read for every model call.
-    const keyed = loopScript();
+    const keyed = loopScript(() => hostPid);
     // The fake's own work on the growing history is not ours: time from its reply to the next request.
     const fake = await startFakeProvider({
       respond: (request) => {
@@ -246,6 +281,7 @@ export async function benchTasks(root) {
         await new Promise((resolve) => setTimeout(resolve, START_GAP_MS));
       }
     }
+    hostPid = hostOf(dataHome, ids.at(-1));
     const statusText = await server.call('task_status', { task_ids: ids });
     const lines = statusText.split('\n');
     // The loop task, the same with keys stored, and the two floors: one run of each per round,
@@ -255,13 +291,15 @@ export async function benchTasks(root) {
     const credentials = join(dataHome, 'credentials.json');
     const loopTask = async (name) => {
       if (name === 'keyed') writeFileSync(credentials, STORED_KEYS, { mode: 0o600 });
-      await server.call('task_start', {
+      const text = await server.call('task_start', {
         task: `bench task ${name}`,
         isolation: 'none',
         max_turns: TURNS + 5,
         wait_s: 100,
       });
       rmSync(credentials, { force: true });
+      const id = /t_[a-z0-9]{6}/.exec(text)[0];
+      if (hostOf(dataHome, id) !== hostPid) throw new Error(`task ${id} ran on another host`);
     };
     const loopRuns = [
       () => loopTask('loop'),
@@ -387,6 +425,15 @@ export async function benchTasks(root) {
           `${processFloorMs.toFixed(2)} ms = ${(processFloorMs / loopFloorMs).toFixed(2)}× the floor; task worker ${(turnMs / processFloorMs).toFixed(2)}× this`,
           'reference',
         ],
+        ...(cpuPerTurn.length > 0 && loopProcess.cpuPerTurn.length > 0
+          ? [
+              [
+                'CPU of the main thread per turn (Linux schedstat, between the requests after the first and the last tool turn of a run; median of runs): task host / with keys stored / own process',
+                `${[cpuPerTurn, keyed.cpuPerTurn, loopProcess.cpuPerTurn].map((series) => median(series).toFixed(2)).join(' / ')} ms = ${(median(cpuPerTurn) / median(loopProcess.cpuPerTurn)).toFixed(2)}× / ${(median(keyed.cpuPerTurn) / median(loopProcess.cpuPerTurn)).toFixed(2)}× the own process`,
+                'reference',
+              ],
+            ]
+          : []),
         [
           `the same, turns ${WARM_TURNS + 1}–${TURNS} of each run only (the JIT warmed up), medians: task worker / with keys stored / own process / in-process floor`,
           `${[gaps, keyed.gaps, processGaps, floorGaps].map((series) => steady(series).toFixed(2)).join(' / ')} ms = ${[gaps, keyed.gaps, processGaps].map((series) => `${(steady(series) / steadyFloorMs).toFixed(2)}×`).join(' / ')} the floor`,
