@@ -111,6 +111,9 @@ async function loadLoopFloor(root, temp) {
   };
 }
 
+/** The task id in a `task_start` answer. */
+const taskIdOf = (text) => /t_[a-z0-9]{6}/.exec(text)[0];
+
 /** The pid of the task host that ran task `id` (job.json's worker). */
 function hostOf(dataHome, id) {
   const job = JSON.parse(readFileSync(join(dataHome, 'jobs', id, 'job.json'), 'utf8'));
@@ -137,7 +140,7 @@ function mainThreadCpuMs(pid) {
  * each run's CPU per turn of the main thread of process `pidOf()` (the worker's), between the
  * requests after its first and its last tool turn.
  */
-function loopScript(pidOf = () => undefined) {
+function loopScript(pidOf) {
   const gaps = [];
   const cpuPerTurn = [];
   let previous;
@@ -253,7 +256,7 @@ export async function benchTasks(root) {
     const timeStart = async (on, name) => {
       const sent = Date.now();
       const text = await on.call('task_start', { task: `bench task ${name}` });
-      const id = /t_[a-z0-9]{6}/.exec(text)[0];
+      const id = taskIdOf(text);
       startedIds.set(name, id);
       if (on === server) ids.push(id);
       while (!firstRequestAt.has(name)) await new Promise((resolve) => setTimeout(resolve, 2));
@@ -298,7 +301,7 @@ export async function benchTasks(root) {
         wait_s: 100,
       });
       rmSync(credentials, { force: true });
-      const id = /t_[a-z0-9]{6}/.exec(text)[0];
+      const id = taskIdOf(text);
       if (hostOf(dataHome, id) !== hostPid) throw new Error(`task ${id} ran on another host`);
     };
     const loopRuns = [

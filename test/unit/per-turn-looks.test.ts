@@ -110,7 +110,7 @@ describe("a task's own writes of job.json are known without a read; anyone else'
     expect(own).toMatchObject({ state: 'running', costUsd: 0.25 });
     expect(recorder.job()).toBe(own);
     expect(readJobUnlessChanged(new Map(), dataHome, ID)).toEqual(own);
-    // Another's write, within the same tick of the clock: seen at the next look, and after.
+    // Another's write while the recorder's is still unsettled: seen at the next look, and after.
     await write();
     expect(recorder.job()).toMatchObject(expected);
     expect(recorder.job()).toMatchObject(expected);
