@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireSlot, poolHolders } from '../../server/src/calls/pool.ts';
 import { currentProcessIdentity } from '../../server/src/util/process-identity.ts';
+import { FINE_SETTLE_MS } from '../../server/src/util/file-fingerprint.ts';
 import { createTempEnv, type TempEnv } from '../helpers/temp-env.ts';
 import { scaledMs } from '../helpers/timing.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -163,6 +164,37 @@ describe('a slot kept for the next call (keepMs)', () => {
     rmSync(fileOf(1));
     writeFileSync(fileOf(1), JSON.stringify({ poolKey: 'k', ...currentProcessIdentity() }));
     expect(await take('k', 2, { label: 'task-a', keepMs: scaledMs(10_000) })).toBeUndefined();
+  });
+});
+
+describe('a kept slot found by one look at its folder', () => {
+  // The folder's times are trusted once they settled: a slot kept then remembers the folder's
+  // fingerprint, and its next call takes it without looking at the file while that still holds.
+  const settle = () => new Promise((resolve) => setTimeout(resolve, FINE_SETTLE_MS + 50));
+  const cases = [
+    { replaced: 'nothing', isTaken: true },
+    { replaced: 'the slot file, taken at once', isTaken: false },
+    { replaced: 'the slot file, taken once the folder settled again', isTaken: false },
+    { replaced: 'another file of the folder', isTaken: true },
+  ];
+  it.each(cases)('replaced $replaced: taken again is $isTaken', async ({ replaced, isTaken }) => {
+    const options = { label: 'task-a', keepMs: scaledMs(10_000) };
+    const first = await take('f', 1, options);
+    await settle();
+    await first?.release();
+    const file = join(slotsDir, 'f', '0.json');
+    if (replaced.startsWith('the slot file')) {
+      // Someone else's now (a clean-up that took it for dead, then another holder).
+      rmSync(file);
+      writeFileSync(file, JSON.stringify({ poolKey: 'f', ...currentProcessIdentity() }));
+    }
+    if (replaced === 'another file of the folder') {
+      writeFileSync(join(slotsDir, 'f', 'note.txt'), 'x');
+    }
+    if (replaced.endsWith('settled again')) await settle();
+    const again = await take('f', 1, options);
+    expect(again?.index === 0).toBe(isTaken);
+    await again?.release();
   });
 });
 

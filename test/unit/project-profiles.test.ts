@@ -149,6 +149,12 @@ describe('local: true', () => {
       'profiles.fake.local is true, but ollama.example resolves to 93.184.216.34, not a loopback or private-range address',
     );
     await expect(resolveProfile(config, 'mixed', env)).rejects.toThrow('resolves to 1.1.1.1');
+    // What a literal address's text says is kept per baseUrl; a name is resolved at every call.
+    const moved = { DELEGATE_HOSTS_FOR_TEST: 'gpu-box.local=93.184.216.35' };
+    await expect(resolveProfile(config, 'lan', moved)).rejects.toThrow(
+      'gpu-box.local resolves to 93.184.216.35',
+    );
+    await expect(resolveProfile(config, 'lan', env)).resolves.toMatchObject({ local: true });
   });
 
   it('classifies addresses', () => {

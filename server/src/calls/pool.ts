@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { currentProcessIdentity } from '../util/process-identity.ts';
-import { folderNames } from '../util/file-fingerprint.ts';
+import { folderLook, folderNames } from '../util/file-fingerprint.ts';
 import {
   claimHeldFile,
   isAbandoned,
@@ -65,12 +65,16 @@ function slotFor(
         if (!isReleased) {
           isReleased = true;
           if (!keep) removeHeldFile(path, held);
-          else if (!hasLiveWaiter(dirname(path)))
-            keepSlot(keep.key, { path, poolKey, index, held }, keep.ms);
           else {
-            // Somebody waits: it goes to them now, and this caller's next call steps back.
-            removeHeldFile(path, held);
-            owed.add(keep.key);
+            const pool = lookAtPool(dirname(path));
+            if (!pool.hasWaiter) {
+              const folder = pool.fingerprint === undefined ? {} : { folder: pool.fingerprint };
+              keepSlot(keep.key, { path, poolKey, index, held, ...folder }, keep.ms);
+            } else {
+              // Somebody waits: it goes to them now, and this caller's next call steps back.
+              removeHeldFile(path, held);
+              owed.add(keep.key);
+            }
           }
         }
         resolve();
@@ -91,6 +95,11 @@ interface KeptSlot {
   poolKey: string;
   index: number;
   held: HeldFileVersion;
+  /**
+   * The pool folder's settled fingerprint when the slot was kept: while the folder still has it,
+   * no file in it came, went or was replaced, so the slot's file is still this slot's.
+   */
+  folder?: string;
   timer: NodeJS.Timeout;
 }
 
@@ -142,11 +151,15 @@ async function takeKept(
   const slot = kept.get(key);
   const isOwed = owed.delete(key);
   if (!slot && !isOwed) return undefined;
-  const waited = hasLiveWaiter(folder);
+  const pool = lookAtPool(folder);
+  const waited = pool.hasWaiter;
   if (slot) {
     kept.delete(key);
     clearTimeout(slot.timer);
-    if (!waited && slot.index < size && isStillHeldFile(slot.path, slot.held)) {
+    const isStillHeld =
+      (slot.folder !== undefined && slot.folder === pool.fingerprint) ||
+      isStillHeldFile(slot.path, slot.held);
+    if (!waited && slot.index < size && isStillHeld) {
       return slotFor(slot.path, slot.poolKey, slot.index, slot.held, { ms: keepMs, key });
     }
     removeHeldFile(slot.path, slot.held);
@@ -155,9 +168,13 @@ async function takeKept(
   return undefined;
 }
 
-/** Another live process (or call) is waiting for a slot of the pool in `folder`. */
-function hasLiveWaiter(folder: string): boolean {
-  return folderNames(folder).some((name) => {
+/**
+ * One look at a pool's folder: whether another live process (or call) waits for a slot, and the
+ * folder's settled fingerprint (see `folderLook`).
+ */
+function lookAtPool(folder: string): { hasWaiter: boolean; fingerprint?: string } {
+  const { names, fingerprint } = folderLook(folder);
+  const hasWaiter = names.some((name) => {
     if (!WAIT_FILE.test(name)) return false;
     const path = join(folder, name);
     try {
@@ -170,6 +187,7 @@ function hasLiveWaiter(folder: string): boolean {
     }
     return false;
   });
+  return fingerprint === undefined ? { hasWaiter } : { hasWaiter, fingerprint };
 }
 
 /** Marks this call's wait in the pool's folder, until the function it returns is called. */

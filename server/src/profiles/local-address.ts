@@ -19,14 +19,41 @@ function hostOf(baseUrl: string): string {
     .replace(/\.$/, '');
 }
 
+/** What a baseUrl's text alone says: its host, and the problem of a literal address. */
+interface LiteralCheck {
+  host: string;
+  isLiteral: boolean;
+  problem?: string;
+}
+
+/**
+ * Every call of a local profile checks its baseUrl, and the answer for a literal address depends
+ * on the text alone: it is kept per baseUrl (a process sees a handful). Names are resolved anew.
+ */
+const literalChecks = new Map<string, LiteralCheck>();
+const MAX_KEPT_CHECKS = 64;
+
+function checkLiteral(baseUrl: string): LiteralCheck {
+  let check = literalChecks.get(baseUrl);
+  if (check) return check;
+  const host = hostOf(baseUrl);
+  const isLiteral = isIP(host) !== 0;
+  check = {
+    host,
+    isLiteral,
+    ...(isLiteral && !isLocalAddress(host)
+      ? { problem: `${host} is not a loopback or private-range address` }
+      : {}),
+  };
+  if (literalChecks.size >= MAX_KEPT_CHECKS) literalChecks.clear();
+  literalChecks.set(baseUrl, check);
+  return check;
+}
+
 /** Why `local: true` cannot stand, when that is clear without DNS (a literal address, no URL). */
 export function localFlagProblem(baseUrl: string): string | undefined {
   if (!baseUrl) return 'the profile has no baseUrl, so it uses its CLI’s own (cloud) endpoint';
-  const host = hostOf(baseUrl);
-  if (isIP(host) && !isLocalAddress(host)) {
-    return `${host} is not a loopback or private-range address`;
-  }
-  return undefined;
+  return checkLiteral(baseUrl).problem;
 }
 
 /** Why `local: true` cannot stand for a name, after resolving it; undefined when it can. */
@@ -34,8 +61,9 @@ export async function localNameProblem(
   baseUrl: string,
   env: Environment,
 ): Promise<string | undefined> {
-  const host = hostOf(baseUrl);
-  if (isIP(host)) return localFlagProblem(baseUrl);
+  if (!baseUrl) return localFlagProblem(baseUrl);
+  const { host, isLiteral, problem } = checkLiteral(baseUrl);
+  if (isLiteral) return problem;
   let addresses: string[];
   try {
     addresses = (await resolveChecked(host, hostOverridesFrom(env))).map((entry) => entry.address);

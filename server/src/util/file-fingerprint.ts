@@ -93,11 +93,22 @@ const listings: KeptReads<readonly string[]> = new Map();
  * listing while nothing came or went. The result is shared: do not change it.
  */
 export function folderNames(path: string): readonly string[] {
-  return readUnlessChanged(listings, path, settledFingerprint(path, 'folder'), () => {
+  return folderLook(path).names;
+}
+
+/**
+ * {@link folderNames}, with the settled fingerprint the listing was checked against (undefined
+ * while the folder is settling): while it stays the same, no entry of the folder was added,
+ * removed or replaced, so a file found in it is still that very file.
+ */
+export function folderLook(path: string): { names: readonly string[]; fingerprint?: string } {
+  const fingerprint = settledFingerprint(path, 'folder');
+  const names = readUnlessChanged(listings, path, fingerprint, () => {
     try {
       return readdirSync(path).sort();
     } catch {
       return [];
     }
   });
+  return fingerprint === undefined ? { names } : { names, fingerprint };
 }
