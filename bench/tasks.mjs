@@ -4,7 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -169,19 +169,23 @@ function loopScript(pidOf) {
 /**
  * The turn's floor across a process boundary: the same loop (no job files) in a Node process of
  * its own, against the fake in this one, as a task worker is. The process is kept across the
- * rounds, one run per round, so its JIT warms as the task host's does (a fresh process per run
- * measures its cold start instead). What a worker's turn costs beyond this is its bookkeeping;
- * what this costs beyond the in-process floor is the boundary itself.
+ * rounds, so its JIT warms as the task host's does (a fresh process per run measures its cold
+ * start instead). Each run is `bare` (what this costs beyond the in-process floor is the boundary
+ * itself) or `looks`: with only the looks and the ledger line a task's call needs for the
+ * product's promises (test/helpers/agent-run.ts, GuaranteedLooks), at `looks` (a data home, a
+ * project and a task id). What a worker's turn costs beyond that is the rest of its bookkeeping.
  */
-async function startLoopProcess(root, temp, startFakeProvider) {
+async function startLoopProcess(root, temp, startFakeProvider, looks) {
   const helper = await bundleSource(root, temp, 'test/helpers/agent-run.ts');
   const runner = join(temp, 'loop-process.mjs');
   writeFileSync(
     runner,
     "import { createInterface } from 'node:readline';\n" +
       `import { runAgentAt } from ${JSON.stringify(pathToFileURL(helper).href)};\n` +
-      'for await (const baseUrl of createInterface({ input: process.stdin })) {\n' +
-      '  await runAgentAt({ baseUrl, root: process.argv[2], maxTurns: Number(process.argv[3]) });\n' +
+      `const looks = ${JSON.stringify(looks)};\n` +
+      'for await (const line of createInterface({ input: process.stdin })) {\n' +
+      "  const [baseUrl, mode] = line.split(' ');\n" +
+      "  await runAgentAt({ baseUrl, root: process.argv[2], maxTurns: Number(process.argv[3]), ...(mode === 'looks' ? { looks } : {}) });\n" +
       "  process.stdout.write('done\\n');\n" +
       '}\n',
   );
@@ -190,26 +194,24 @@ async function startLoopProcess(root, temp, startFakeProvider) {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const replies = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const gaps = [];
-  const cpuPerTurn = [];
+  const series = { bare: { gaps: [], cpuPerTurn: [] }, looks: { gaps: [], cpuPerTurn: [] } };
   return {
-    gaps,
-    cpuPerTurn,
-    /** One run of the loop, against a fresh fake. */
-    run: async () => {
+    series,
+    /** One run of the loop, `bare` or with `looks`, against a fresh fake. */
+    run: async (mode) => {
       const { gaps: runGaps, cpuPerTurn: runCpu, loopTurn } = loopScript(() => child.pid);
       const fake = await startFakeProvider({
         respond: (request) => loopTurn(JSON.stringify(request.body.messages)),
       });
       try {
-        child.stdin.write(`${fake.openaiBaseUrl}\n`);
+        child.stdin.write(`${fake.openaiBaseUrl} ${mode}\n`);
         const { value } = await replies.next();
         if (value !== 'done') throw new Error('the loop process ended before its run did');
       } finally {
         await fake.close();
       }
-      gaps.push(...runGaps);
-      cpuPerTurn.push(...runCpu);
+      series[mode].gaps.push(...runGaps);
+      series[mode].cpuPerTurn.push(...runCpu);
     },
     close: async () => {
       child.stdin.end();
@@ -217,6 +219,19 @@ async function startLoopProcess(root, temp, startFakeProvider) {
       if (code !== 0) throw new Error(`the loop process exited with ${code}`);
     },
   };
+}
+
+/**
+ * Where the `looks` runs look and write: a data home of their own, with the server's config and
+ * a job.json of the same size as a loop task's (the size is all a look sees).
+ */
+function looksDataHome(temp, dataHome, project, jobId) {
+  const looksHome = join(temp, 'looks-data');
+  const taskDir = join(looksHome, 'jobs', 't_floor0');
+  mkdirSync(taskDir, { recursive: true });
+  copyFileSync(join(dataHome, 'config.json'), join(looksHome, 'config.json'));
+  copyFileSync(join(dataHome, 'jobs', jobId, 'job.json'), join(taskDir, 'job.json'));
+  return { dataHome: looksHome, projectDir: project, taskId: 't_floor0' };
 }
 
 export async function benchTasks(root) {
@@ -287,10 +302,15 @@ export async function benchTasks(root) {
     hostPid = hostOf(dataHome, ids.at(-1));
     const statusText = await server.call('task_status', { task_ids: ids });
     const lines = statusText.split('\n');
-    // The loop task, the same with keys stored, and the two floors: one run of each per round,
+    // The loop task, the same with keys stored, and the three floors: one run of each per round,
     // each round starting one further along (whichever runs first in a round measures slower).
     const loopFloor = await loadLoopFloor(root, temp);
-    const loopProcess = await startLoopProcess(root, temp, startFakeProvider);
+    const loopProcess = await startLoopProcess(
+      root,
+      temp,
+      startFakeProvider,
+      looksDataHome(temp, dataHome, project, ids.at(-1)),
+    );
     const credentials = join(dataHome, 'credentials.json');
     const loopTask = async (name) => {
       if (name === 'keyed') writeFileSync(credentials, STORED_KEYS, { mode: 0o600 });
@@ -308,7 +328,8 @@ export async function benchTasks(root) {
       () => loopTask('loop'),
       () => loopTask('keyed'),
       loopFloor.run,
-      loopProcess.run,
+      () => loopProcess.run('bare'),
+      () => loopProcess.run('looks'),
     ];
     for (let round = 0; round < LOOP_ROUNDS; round += 1) {
       for (let index = 0; index < loopRuns.length; index += 1) {
@@ -317,7 +338,8 @@ export async function benchTasks(root) {
     }
     await loopProcess.close();
     const floorGaps = loopFloor.gaps;
-    const processGaps = loopProcess.gaps;
+    const { bare, looks } = loopProcess.series;
+    const processGaps = bare.gaps;
     server.close();
     // The same start on the big project, with a server and data home of its own.
     const bigTemp = join(temp, 'big');
@@ -362,6 +384,7 @@ export async function benchTasks(root) {
     const bigStartMs = median(bigStarts);
     const loopFloorMs = median(floorGaps);
     const processFloorMs = median(processGaps);
+    const looksFloorMs = median(looks.gaps);
     // Each run gives TURNS gaps in order: its steady state is the turns after WARM_TURNS.
     const steady = (series) => median(series.filter((_, index) => index % TURNS >= WARM_TURNS));
     const steadyFloorMs = steady(floorGaps);
@@ -371,7 +394,7 @@ export async function benchTasks(root) {
     const keyedTurnMs = median(keyed.gaps);
     return {
       title: 'Tasks',
-      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server loads its task host, the later ones find it loaded); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, and the same ${TURNS} turns in-process and in a Node process of its own (kept across the rounds, so that its JIT warms as the task host’s does), one run of each per round, ${LOOP_ROUNDS} rounds, each round starting with the next of the four. Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed, once its task ended, by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
+      note: `${TASKS} tasks started one after another through a real \`dist/server.mjs\` in a git repository (worktree each), each ${START_GAP_MS / 1000} s after the previous one's first model request (a supervisor's turn between them; the first start of a server loads its task host, the later ones find it loaded); then ${SESSION_ROUNDS} pairs of new sessions' servers in the same data home, each timed on its first start, with the sandbox check the first server recorded and with that record removed; a ${TURNS}-turn task against an instant fake for the loop overhead, the same task with keys stored in the data home, and the same ${TURNS} turns in-process and in a Node process of its own (kept across the rounds, so that its JIT warms as the task host’s does), one run of each per round, ${LOOP_ROUNDS} rounds, each round starting with the next of the five (the own process runs twice: bare, and with only the looks and ledger line a call needs). Then ${BIG_STARTS + 1} starts on a project of ${BIG_FILES.toLocaleString('en-US')} files through a server of its own, timed after the first, each followed, once its task ended, by a sample of its floor. The start floors are measured in the same run, after the tasks.`,
       rows: [
         [
           '`task_status` line per task (mean / longest)',
@@ -428,18 +451,23 @@ export async function benchTasks(root) {
           `${processFloorMs.toFixed(2)} ms = ${(processFloorMs / loopFloorMs).toFixed(2)}× the floor; task worker ${(turnMs / processFloorMs).toFixed(2)}× this`,
           'reference',
         ],
-        ...(cpuPerTurn.length > 0 && loopProcess.cpuPerTurn.length > 0
+        [
+          'the same own process, each call with only what the product’s promises need of it, through the product’s own functions: a look at job.json, config.json, the project’s config, credentials.json and the mailbox, and the call’s ledger line (median, same run): the floor of any worker outside the server that keeps them; the task worker’s turn against it',
+          `${looksFloorMs.toFixed(2)} ms = ${(looksFloorMs / loopFloorMs).toFixed(2)}× the floor; task worker ${(turnMs / looksFloorMs).toFixed(2)}× this`,
+          'reference',
+        ],
+        ...(cpuPerTurn.length > 0 && bare.cpuPerTurn.length > 0
           ? [
               [
-                'CPU of the main thread per turn (Linux schedstat, between the requests after the first and the last tool turn of a run; median of runs): task host / with keys stored / own process',
-                `${[cpuPerTurn, keyed.cpuPerTurn, loopProcess.cpuPerTurn].map((series) => median(series).toFixed(2)).join(' / ')} ms = ${(median(cpuPerTurn) / median(loopProcess.cpuPerTurn)).toFixed(2)}× / ${(median(keyed.cpuPerTurn) / median(loopProcess.cpuPerTurn)).toFixed(2)}× the own process`,
+                'CPU of the main thread per turn (Linux schedstat, between the requests after the first and the last tool turn of a run; median of runs): task host / with keys stored / own process / own process with the looks and ledger line',
+                `${[cpuPerTurn, keyed.cpuPerTurn, bare.cpuPerTurn, looks.cpuPerTurn].map((series) => median(series).toFixed(2)).join(' / ')} ms = ${[cpuPerTurn, keyed.cpuPerTurn, looks.cpuPerTurn].map((series) => `${(median(series) / median(bare.cpuPerTurn)).toFixed(2)}×`).join(' / ')} the own process`,
                 'reference',
               ],
             ]
           : []),
         [
-          `the same, turns ${WARM_TURNS + 1}–${TURNS} of each run only (the JIT warmed up), medians: task worker / with keys stored / own process / in-process floor`,
-          `${[gaps, keyed.gaps, processGaps, floorGaps].map((series) => steady(series).toFixed(2)).join(' / ')} ms = ${[gaps, keyed.gaps, processGaps].map((series) => `${(steady(series) / steadyFloorMs).toFixed(2)}×`).join(' / ')} the floor`,
+          `the same, turns ${WARM_TURNS + 1}–${TURNS} of each run only (the JIT warmed up), medians: task worker / with keys stored / own process / own process with the looks / in-process floor`,
+          `${[gaps, keyed.gaps, processGaps, looks.gaps, floorGaps].map((series) => steady(series).toFixed(2)).join(' / ')} ms = ${[gaps, keyed.gaps, processGaps, looks.gaps].map((series) => `${(steady(series) / steadyFloorMs).toFixed(2)}×`).join(' / ')} the floor`,
           'reference',
         ],
       ],

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -9,6 +10,12 @@ import type { ContextPolicySettings } from '../../server/src/agent/context-polic
 import { FILE_AND_SHELL_TOOLS } from '../../server/src/agent/worker-tools/index.ts';
 import { workerEnv } from '../../server/src/sandbox/worker-env.ts';
 import { createClient } from '../../server/src/providers/create-client.ts';
+import { appendLedger } from '../../server/src/calls/ledger.ts';
+import { configPath, credentialsPath, projectConfigPath } from '../../server/src/config/paths.ts';
+import { jobDir } from '../../server/src/store/job-store.ts';
+import { takeMessages } from '../../server/src/store/mailbox.ts';
+import { settledFingerprint } from '../../server/src/util/file-fingerprint.ts';
+import type { GenerateRequest, GenerateResult } from '../../server/src/wire/spec.ts';
 import {
   byAssistantTurn,
   startFakeProvider,
@@ -79,37 +86,94 @@ export async function runScriptedAgent(options: ScriptedAgentOptions): Promise<S
 }
 
 /**
+ * What a task's model call must look at and write, whatever its bookkeeping, each for a promise
+ * the product makes: job.json (a task ended from elsewhere stops), both config files and
+ * credentials.json (a change takes effect at the next call), the mailbox (steering reaches the
+ * next turn), and the call's ledger line before its answer is used (spending is never lost).
+ * Done with the product's own functions, so this floor moves when they do.
+ */
+export interface GuaranteedLooks {
+  dataHome: string;
+  projectDir: string;
+  taskId: string;
+}
+
+/**
  * The builtin agent loop with the real worker tools in `root`, against the model at `baseUrl`,
- * and nothing else: no job files, pools, ledger or events. The bench runs it in a process of
- * its own too, for the floor of a turn across a process boundary.
+ * and nothing else: no job files, pools, ledger or events; with `looks`, only those. The bench
+ * runs it in a process of its own too, for the floor of a turn across a process boundary.
  */
 export function runAgentAt(
   options: Omit<ScriptedAgentOptions, 'steps'> & {
     baseUrl: string;
     onActivity?: (activity: string) => void;
+    looks?: GuaranteedLooks;
   },
 ): Promise<LoopOutcome> {
   const client = createClient(options.format ?? 'openai', {
     baseUrl: options.baseUrl,
     model: 'worker-model',
   });
+  const { looks } = options;
   return runAgentLoop({
     system: 'You are a worker.',
     task: 'Long task: read and run things.',
     tools: FILE_AND_SHELL_TOOLS,
     maxTurns: options.maxTurns,
     maxOutputTokens: 1_000,
-    callModel: (request) => client.generate(request),
+    callModel: looks
+      ? (request) => callWithLooks(request, (sent) => client.generate(sent), looks)
+      : (request) => client.generate(request),
     toolContext: { root: realpathSync(options.root), env: workerEnv(process.env) },
     hooks: {
       onStep: (_step, activity) => options.onActivity?.(activity),
       askSupervisor: () => Promise.resolve('Carry on.'),
-      takeSteering: () => [],
+      takeSteering: () =>
+        looks
+          ? takeMessages(jobDir(looks.dataHome, looks.taskId), 'steer').map(({ text }) => text)
+          : [],
       onFilesWritten: () => undefined,
       ...(options.continueAfterAnswer ? { continueAfterAnswer: options.continueAfterAnswer } : {}),
     },
     ...(options.contextPolicy ? { contextPolicy: options.contextPolicy } : {}),
   });
+}
+
+/** One model call with only the looks and the ledger line of {@link GuaranteedLooks}. */
+async function callWithLooks(
+  request: GenerateRequest,
+  generate: (request: GenerateRequest) => Promise<GenerateResult>,
+  { dataHome, projectDir, taskId }: GuaranteedLooks,
+): Promise<GenerateResult> {
+  for (const file of [
+    join(jobDir(dataHome, taskId), 'job.json'),
+    configPath(dataHome),
+    projectConfigPath(projectDir),
+    credentialsPath(dataHome),
+  ])
+    settledFingerprint(file);
+  const started = Date.now();
+  const result = await generate(request);
+  await appendLedger(dataHome, {
+    ts: new Date().toISOString(),
+    callId: randomUUID(),
+    profile: 'w',
+    format: 'openai',
+    modelAsked: 'worker-model',
+    modelAnswered: result.modelAnswered,
+    inputTokens: result.usage.inputTokens,
+    outputTokens: result.usage.outputTokens,
+    cachedInputTokens: result.usage.cachedInputTokens ?? 0,
+    reasoningTokens: result.usage.reasoningTokens ?? 0,
+    costUsd: 0,
+    latencyMs: Date.now() - started,
+    outcome: 'ok',
+    attempts: result.attempts ?? 1,
+    taskId,
+    bytesSent: 0,
+    supervisorTokensAvoided: 0,
+  });
+  return result;
 }
 
 export const LONG_RUN_TURNS = 60;
