@@ -168,32 +168,40 @@ describe('a slot kept for the next call (keepMs)', () => {
 });
 
 describe('a kept slot found by one look at its folder', () => {
-  // The folder's times are trusted once they settled: a slot kept then remembers the folder's
-  // fingerprint, and its next call takes it without looking at the file while that still holds.
+  // Once the folder's times settled, a slot known to be this call's is vouched for by the
+  // folder's fingerprint: the next call takes it without looking at its file while that holds.
   const settle = () => new Promise((resolve) => setTimeout(resolve, FINE_SETTLE_MS + 50));
+  const file = () => join(slotsDir, 'f', '0.json');
+  const replaceSlotFile = () => {
+    // Someone else's now (a clean-up that took it for dead, then another holder).
+    rmSync(file());
+    writeFileSync(file(), JSON.stringify({ poolKey: 'f', ...currentProcessIdentity() }));
+  };
   const cases = [
-    { replaced: 'nothing', isTaken: true },
-    { replaced: 'the slot file, taken at once', isTaken: false },
-    { replaced: 'the slot file, taken once the folder settled again', isTaken: false },
-    { replaced: 'another file of the folder', isTaken: true },
+    { change: 'nothing', when: 'kept', isTaken: true },
+    { change: 'the slot file', when: 'kept', isTaken: false },
+    { change: 'the slot file', when: 'kept, then the folder settled', isTaken: false },
+    { change: 'another file of the folder', when: 'kept', isTaken: true },
+    { change: 'the slot file', when: 'held', isTaken: false },
+    { change: 'the slot file', when: 'held, then the folder settled', isTaken: false },
   ];
-  it.each(cases)('replaced $replaced: taken again is $isTaken', async ({ replaced, isTaken }) => {
+  it.each(cases)('$change replaced while $when: taken again is $isTaken', async (each) => {
     const options = { label: 'task-a', keepMs: scaledMs(10_000) };
-    const first = await take('f', 1, options);
+    await (await take('f', 1, options))?.release();
     await settle();
-    await first?.release();
-    const file = join(slotsDir, 'f', '0.json');
-    if (replaced.startsWith('the slot file')) {
-      // Someone else's now (a clean-up that took it for dead, then another holder).
-      rmSync(file);
-      writeFileSync(file, JSON.stringify({ poolKey: 'f', ...currentProcessIdentity() }));
-    }
-    if (replaced === 'another file of the folder') {
+    // A call of the steady state: the slot kept, its file vouched for by the settled folder.
+    const held = await take('f', 1, options);
+    expect(held?.index).toBe(0);
+    if (each.when.startsWith('held')) replaceSlotFile();
+    if (each.when === 'held, then the folder settled') await settle();
+    await held?.release();
+    if (each.when.startsWith('kept') && each.change === 'the slot file') replaceSlotFile();
+    if (each.change === 'another file of the folder') {
       writeFileSync(join(slotsDir, 'f', 'note.txt'), 'x');
     }
-    if (replaced.endsWith('settled again')) await settle();
+    if (each.when === 'kept, then the folder settled') await settle();
     const again = await take('f', 1, options);
-    expect(again?.index === 0).toBe(isTaken);
+    expect(again?.index === 0).toBe(each.isTaken);
     await again?.release();
   });
 });

@@ -49,12 +49,17 @@ function poolFolderName(poolKey: string): string {
   return `${encoded.slice(0, MAX_FOLDER_NAME - hash.length - 1)}~${hash}`;
 }
 
+/**
+ * The slot whose file `held` is at `path`. `folder`: a settled fingerprint of the pool's folder
+ * at whose look (or after it) the file was known to be this slot's (see KeptSlot).
+ */
 function slotFor(
   path: string,
   poolKey: string,
   index: number,
   held: HeldFileVersion,
   keep?: { ms: number; key: string },
+  folder?: string,
 ): PoolSlot {
   let isReleased = false;
   return {
@@ -68,8 +73,13 @@ function slotFor(
           else {
             const pool = lookAtPool(dirname(path));
             if (!pool.hasWaiter) {
-              const folder = pool.fingerprint === undefined ? {} : { folder: pool.fingerprint };
-              keepSlot(keep.key, { path, poolKey, index, held, ...folder }, keep.ms);
+              // Vouched for by the folder when nothing in it changed since the file was known
+              // ours; else by one look at the file (a folder still settling vouches for nothing).
+              const isVouched =
+                pool.fingerprint !== undefined &&
+                (pool.fingerprint === folder || isStillHeldFile(path, held));
+              const vouched = isVouched ? { folder: pool.fingerprint } : {};
+              keepSlot(keep.key, { path, poolKey, index, held, ...vouched }, keep.ms);
             } else {
               // Somebody waits: it goes to them now, and this caller's next call steps back.
               removeHeldFile(path, held);
@@ -96,8 +106,9 @@ interface KeptSlot {
   index: number;
   held: HeldFileVersion;
   /**
-   * The pool folder's settled fingerprint when the slot was kept: while the folder still has it,
-   * no file in it came, went or was replaced, so the slot's file is still this slot's.
+   * A settled fingerprint of the pool's folder at whose look the slot's file was known to be this
+   * slot's: while the folder still has it, no file in it came, went or was replaced, so the file
+   * is still this slot's without a look at it. Absent: the next call looks at the file.
    */
   folder?: string;
   timer: NodeJS.Timeout;
@@ -160,7 +171,8 @@ async function takeKept(
       (slot.folder !== undefined && slot.folder === pool.fingerprint) ||
       isStillHeldFile(slot.path, slot.held);
     if (!waited && slot.index < size && isStillHeld) {
-      return slotFor(slot.path, slot.poolKey, slot.index, slot.held, { ms: keepMs, key });
+      const keep = { ms: keepMs, key };
+      return slotFor(slot.path, slot.poolKey, slot.index, slot.held, keep, pool.fingerprint);
     }
     removeHeldFile(slot.path, slot.held);
   }
