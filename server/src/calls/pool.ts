@@ -76,8 +76,7 @@ function slotFor(
               // Vouched for by the folder when nothing in it changed since the file was known
               // ours; else by one look at the file (a folder still settling vouches for nothing).
               const isVouched =
-                pool.fingerprint !== undefined &&
-                (pool.fingerprint === folder || isStillHeldFile(path, held));
+                pool.fingerprint !== undefined && isStillOurs(path, held, folder, pool);
               const vouched = isVouched ? { folder: pool.fingerprint } : {};
               keepSlot(keep.key, { path, poolKey, index, held, ...vouched }, keep.ms);
             } else {
@@ -167,10 +166,7 @@ async function takeKept(
   if (slot) {
     kept.delete(key);
     clearTimeout(slot.timer);
-    const isStillHeld =
-      (slot.folder !== undefined && slot.folder === pool.fingerprint) ||
-      isStillHeldFile(slot.path, slot.held);
-    if (!waited && slot.index < size && isStillHeld) {
+    if (!waited && slot.index < size && isStillOurs(slot.path, slot.held, slot.folder, pool)) {
       const keep = { ms: keepMs, key };
       return slotFor(slot.path, slot.poolKey, slot.index, slot.held, keep, pool.fingerprint);
     }
@@ -178,6 +174,19 @@ async function takeKept(
   }
   if (waited) await pause(YIELD_MS, signal);
   return undefined;
+}
+
+/**
+ * Whether the slot file at `path` is still the one held: vouched for by the folder's look when it
+ * has the fingerprint at which the file was last known ours (`vouched`), else one look at the file.
+ */
+function isStillOurs(
+  path: string,
+  held: HeldFileVersion,
+  vouched: string | undefined,
+  look: { fingerprint?: string },
+): boolean {
+  return (vouched !== undefined && vouched === look.fingerprint) || isStillHeldFile(path, held);
 }
 
 /**
