@@ -1,5 +1,5 @@
 import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);
-import{runDelegation}from"./chunk-5H6LIBGK.mjs";import{parseCli,usageError}from"./chunk-HHXJ6WTJ.mjs";var USAGE="run [--profile <name>] [--write-to <file>] [--max-output-tokens <n>] <task|-> [<file|glob>\u2026]",FRAMES=["\u280B","\u2819","\u2839","\u2838","\u283C","\u2834","\u2826","\u2827","\u2807","\u280F"],runCommand={usage:USAGE,summary:"one-shot delegation from a terminal: task and files to a worker, answer to stdout",help:`Sends the task and the files (paths or globs, read from disk) to a worker model and prints its answer on
+import{runDelegation}from"./chunk-GAK4TLKA.mjs";import{parseCli,usageError}from"./chunk-HHXJ6WTJ.mjs";var USAGE="run [--profile <name>] [--write-to <file>] [--max-output-tokens <n>] <task|-> [<file|glob>\u2026]",FRAMES=["\u280B","\u2819","\u2839","\u2838","\u283C","\u2834","\u2826","\u2827","\u2807","\u280F"],runCommand={usage:USAGE,summary:"one-shot delegation from a terminal: task and files to a worker, answer to stdout",help:`Sends the task and the files (paths or globs, read from disk) to a worker model and prints its answer on
 stdout, then the usage line. "-" reads the task from stdin.
 
 Options:
