@@ -10,9 +10,24 @@ import { taskTest } from '../helpers/task-world.ts';
 import type { TempEnv } from '../helpers/temp-env.ts';
 import { pollTaskStatus, taskIdOf, waitFor } from '../helpers/wait.ts';
 
-/** The task hosts of this data home (none carries a task's id: a cancel must never find one). */
+/**
+ * The task hosts of this data home (none carries a task's id: a cancel must never find one). A
+ * child the host is starting shows the host's command line and environment until its exec: it
+ * is no host of its own (a second host would be the server's child, not a host's).
+ */
 function hostsOf(dataHome: string): number[] {
-  return processesWithEnv(`DELEGATE_HOME=${dataHome}`, 'task-worker.mjs --host');
+  const found = processesWithEnv(`DELEGATE_HOME=${dataHome}`, 'task-worker.mjs --host');
+  return found.filter((pid) => !found.includes(parentOf(pid)));
+}
+
+/** A process's parent pid (/proc/<pid>/stat); 0 once it is gone. */
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
+  }
 }
 
 interface Job {
